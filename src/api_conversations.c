@@ -1,0 +1,217 @@
+/*
+ * api_conversations.c — conversation and message routes. Each handler starts
+ * with the same ownership lookup, and a conversation that is not the
+ * caller's gets the very answer a missing one gets.
+ */
+#include <string.h>
+#include <json-c/json.h>
+
+#include "api.h"
+#include "conversations.h"
+#include "http.h"
+
+/* 0 with c filled; otherwise the 404/500 has been sent. */
+static int
+own_conversation(struct http_request *req, const char *id,
+    const struct api_ctx *ctx, struct conversation *c)
+{
+	int rc;
+
+	if (!id_is_valid(id)) {
+		api_not_found(req);
+		return -1;
+	}
+	rc = conv_get_for_user(id, ctx->user.id, c);
+	if (rc == 1)
+		api_not_found(req);
+	else if (rc == -1)
+		api_fail(req);
+	return rc == 0 ? 0 : -1;
+}
+
+void
+api_conv_list(struct http_request *req, const struct route_params *p, void *c)
+{
+	struct api_ctx		*ctx = c;
+	struct json_object	*arr, *o;
+
+	if ((arr = conv_list_for_user(ctx->user.id)) == NULL) {
+		api_fail(req);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "conversations", arr);
+	http_reply_json(req, 200, o);
+}
+
+void
+api_conv_create(struct http_request *req, const struct route_params *p,
+    void *c)
+{
+	struct api_ctx		*ctx = c;
+	struct json_object	*body = NULL;
+	struct conversation	 conv;
+	const char		*title = NULL, *model = NULL;
+
+	/* The body is optional: an empty POST creates an untitled conversation. */
+	if (req->body_len > 0) {
+		if ((body = api_json_body(req)) == NULL)
+			return;
+		if (api_string_field(req, body, "title", false, TITLE_MAX, &title) == -1 ||
+		    api_string_field(req, body, "model", false, MODEL_MAX, &model) == -1)
+			goto out;
+	}
+	if (conv_create(ctx->user.id, title, model, &conv) == -1)
+		api_fail(req);
+	else
+		http_reply_json(req, 201, conv_to_json(&conv));
+out:
+	json_object_put(body);
+}
+
+void
+api_conv_get(struct http_request *req, const struct route_params *p, void *c)
+{
+	struct conversation conv;
+
+	if (own_conversation(req, p->v[0], c, &conv) == 0)
+		http_reply_json(req, 200, conv_to_json(&conv));
+}
+
+void
+api_conv_patch(struct http_request *req, const struct route_params *p,
+    void *c)
+{
+	struct api_ctx		*ctx = c;
+	struct conversation	 conv;
+	struct json_object	*body;
+	const char		*title;
+	int			 rc;
+
+	if (own_conversation(req, p->v[0], c, &conv) == -1)
+		return;
+	if ((body = api_json_body(req)) == NULL)
+		return;
+	if (api_string_field(req, body, "title", true, TITLE_MAX, &title) == 0) {
+		rc = conv_set_title(conv.id, ctx->user.id, title, &conv);
+		if (rc == 0)
+			http_reply_json(req, 200, conv_to_json(&conv));
+		else if (rc == 1)
+			api_not_found(req);
+		else
+			api_fail(req);
+	}
+	json_object_put(body);
+}
+
+void
+api_conv_delete(struct http_request *req, const struct route_params *p,
+    void *c)
+{
+	struct api_ctx		*ctx = c;
+	struct conversation	 conv;
+	int			 rc;
+
+	if (own_conversation(req, p->v[0], c, &conv) == -1)
+		return;
+	rc = conv_delete(conv.id, ctx->user.id);
+	if (rc == 0)
+		http_reply_empty(req, 204);
+	else if (rc == 1)
+		api_not_found(req);
+	else
+		api_fail(req);
+}
+
+void
+api_messages_list(struct http_request *req, const struct route_params *p,
+    void *c)
+{
+	struct conversation	 conv;
+	struct json_object	*arr, *o;
+
+	if (own_conversation(req, p->v[0], c, &conv) == -1)
+		return;
+	if ((arr = messages_list(conv.id)) == NULL) {
+		api_fail(req);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "messages", arr);
+	http_reply_json(req, 200, o);
+}
+
+void
+api_messages_post(struct http_request *req, const struct route_params *p,
+    void *c)
+{
+	struct conversation	 conv;
+	struct json_object	*body, *o;
+	const char		*content;
+	char			 msg_id[ID_BUFSZ], turn_id[ID_BUFSZ];
+	int			 rc;
+
+	if (own_conversation(req, p->v[0], c, &conv) == -1)
+		return;
+	if ((body = api_json_body(req)) == NULL)
+		return;
+	if (api_string_field(req, body, "content", true, CONTENT_MAX, &content) == -1)
+		goto out;
+	rc = messages_post_user(conv.id, content, msg_id, turn_id);
+	if (rc == 1) {
+		http_reply_error(req, 409, "conflict",
+		    "A turn of this conversation is still running.");
+	} else if (rc == -1) {
+		api_fail(req);
+	} else {
+		o = json_object_new_object();
+		json_object_object_add(o, "turn_id", json_object_new_string(turn_id));
+		json_object_object_add(o, "message_id", json_object_new_string(msg_id));
+		http_reply_json(req, 202, o);
+	}
+out:
+	json_object_put(body);
+}
+
+void
+api_turn_cancel(struct http_request *req, const struct route_params *p,
+    void *c)
+{
+	struct conversation	conv;
+	int			rc;
+
+	if (own_conversation(req, p->v[0], c, &conv) == -1)
+		return;
+	rc = id_is_valid(p->v[1]) ? turn_cancel(conv.id, p->v[1]) : 1;
+	if (rc == 0)
+		http_reply_empty(req, 202);
+	else if (rc == 1)
+		api_not_found(req);
+	else
+		api_fail(req);
+}
+
+/*
+ * Approvals and workspaces arrive with the engine and the sandbox; until
+ * then no call waits for a decision, so every call id is unknown — after the
+ * same ownership check the finished routes will make.
+ */
+void
+api_approval(struct http_request *req, const struct route_params *p, void *c)
+{
+	struct conversation conv;
+
+	if (own_conversation(req, p->v[0], c, &conv) == 0)
+		api_not_found(req);
+}
+
+void
+api_workspace_diff(struct http_request *req, const struct route_params *p,
+    void *c)
+{
+	struct conversation conv;
+
+	/* No workspace has been written yet, so the diff is empty. */
+	if (own_conversation(req, p->v[0], c, &conv) == 0)
+		http_reply(req, 200, "text/x-diff", NULL, "", 0);
+}
