@@ -14,6 +14,7 @@
 #include "jwt.h"
 #include "log.h"
 #include "password.h"
+#include "sandbox.h"
 #include "server.h"
 #include "users.h"
 
@@ -21,15 +22,16 @@ void
 api_health(struct http_request *req, const struct route_params *p, void *c)
 {
 	struct json_object *o = json_object_new_object(), *sb, *warn;
+	char		    reason[256];
+	int		    avail;
 
 	json_object_object_add(o, "status", json_object_new_string("ok"));
 	json_object_object_add(o, "version", json_object_new_string(CDM_VERSION));
 	sb = json_object_new_object();
-	/* Fail closed: nothing can run agent work until the helper exists. */
-	json_object_object_add(sb, "available", json_object_new_boolean(0));
-	json_object_object_add(sb, "reason", json_object_new_string(
-	    "the sandbox helper is not part of this build yet; "
-	    "execution tools are disabled"));
+	avail = sandbox_available(reason, sizeof(reason));
+	json_object_object_add(sb, "available", json_object_new_boolean(avail));
+	json_object_object_add(sb, "reason",
+	    json_object_new_string(avail ? "" : reason));
 	json_object_object_add(o, "sandbox", sb);
 	warn = json_object_new_array();
 	if (app.jwt_ephemeral)

@@ -18,6 +18,7 @@
 #include "api.h"
 #include "app.h"
 #include "bus.h"
+#include "cli.h"
 #include "db.h"
 #include "log.h"
 #include "password.h"
@@ -46,6 +47,8 @@ struct cli {
 	int		 nsets;
 };
 
+static struct cli cli_opts;	/* what the global options said */
+
 /* Load defaults, the file, the overrides; print the error and exit on failure. */
 static void
 load_config(const struct cli *cli)
@@ -70,6 +73,12 @@ load_config(const struct cli *cli)
 		fprintf(stderr, "codumentor: %s\n", err);
 		exit(1);
 	}
+}
+
+void
+cli_load_config(void)
+{
+	load_config(&cli_opts);
 }
 
 /*
@@ -107,8 +116,8 @@ instance_prepare(char *err, size_t errlen)
 	return 0;
 }
 
-static int
-open_storage(bool with_log)
+int
+cli_open_storage(int with_log)
 {
 	char	err[512], path[4096];
 	enum log_level lvl = LOG_INFO;
@@ -175,7 +184,7 @@ cmd_api(struct cli *cli, int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (open_storage(true) == -1)
+	if (cli_open_storage(1) == -1)
 		return 1;
 	app_keys_init();
 	app.started_ms = mono_ms();
@@ -313,7 +322,7 @@ cmd_user(struct cli *cli, int argc, char **argv)
 		free(pw);
 		return 1;
 	}
-	if (open_storage(false) == -1) {
+	if (cli_open_storage(0) == -1) {
 		free(pw);
 		return 1;
 	}
@@ -395,18 +404,21 @@ main(int argc, char **argv)
 	}
 	argc -= i;
 	argv += i;
+	cli_opts = cli;
 	if (strcmp(argv[0], "api") == 0)
 		return cmd_api(&cli, argc, argv);
 	if (strcmp(argv[0], "user") == 0)
 		return cmd_user(&cli, argc, argv);
 	if (strcmp(argv[0], "check") == 0)
 		return cmd_check(&cli);
-	if (strcmp(argv[0], "relay") == 0 || strcmp(argv[0], "sandbox") == 0 ||
-	    strcmp(argv[0], "gc-workspaces") == 0 || strcmp(argv[0], "keys") == 0) {
-		fprintf(stderr, "codumentor: '%s' is not available in this version\n",
-		    argv[0]);
-		return 2;
-	}
+	if (strcmp(argv[0], "relay") == 0)
+		return cmd_relay(argc, argv);
+	if (strcmp(argv[0], "sandbox") == 0)
+		return cmd_sandbox(argc, argv);
+	if (strcmp(argv[0], "gc-workspaces") == 0)
+		return cmd_gc_workspaces(argc, argv);
+	if (strcmp(argv[0], "keys") == 0)
+		return cmd_keys(argc, argv);
 	fprintf(stderr, "codumentor: unknown command '%s'\n", argv[0]);
 	usage(stderr);
 	return 2;

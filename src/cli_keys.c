@@ -1,0 +1,14 @@
+/*
+ * cli_keys.c — `codumentor keys`. Not built yet: it says so and exits 2.
+ */
+#include <stdio.h>
+
+#include "cli.h"
+
+int
+cmd_keys(int argc, char **argv)
+{
+	fprintf(stderr, "codumentor: '%s' is not available in this version\n",
+	    argv[0]);
+	return 2;
+}

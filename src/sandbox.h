@@ -1,0 +1,55 @@
+/*
+ * sandbox.h — what the server asks of the sandbox helper (codumentor-sandbox):
+ * is isolation usable, and run one command in a conversation's sandbox with
+ * a timeout and an output cap. The server never forks or execs itself; every
+ * process is created by the helper (DESIGN.md "Process tree").
+ */
+#ifndef CDM_SANDBOX_H
+#define CDM_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Start the helper: called by `codumentor api` (and the CLI) before any
+ * thread exists. Failure is not fatal: isolation is then unavailable and
+ * sandbox_available() says why (fail closed).
+ */
+int	sandbox_start(void);
+void	sandbox_stop(void);
+
+/* 1 when agent work can run; otherwise 0 and a sentence in reason. */
+int	sandbox_available(char *reason, size_t len);
+
+struct sandbox_env {
+	const char	*name;
+	const char	*value;
+};
+
+struct sandbox_run {
+	const char		 *conversation_id;	/* its workspace at /workspace */
+	const char *const	 *argv;			/* argv[0] looked up in PATH */
+	const struct sandbox_env *env;			/* extra variables, or NULL */
+	size_t			  nenv;
+	int			  timeout_ms;		/* kill everything after */
+	size_t			  output_cap;		/* bytes kept of stdout+stderr */
+	volatile int		 *cancel;		/* set non-zero to kill; or NULL */
+};
+
+struct sandbox_result {
+	int	 started;	/* 0: nothing ran; error says why */
+	int	 exit_code;	/* when it exited */
+	int	 signal;	/* when it was killed by a signal */
+	int	 timed_out;
+	int	 cancelled;
+	char	*output;	/* stdout and stderr interleaved, NUL-terminated */
+	size_t	 output_len;
+	int	 truncated;	/* output was longer than output_cap */
+	char	 error[256];	/* when !started, or a setup failure */
+};
+
+/* Run and wait. 0 when the command ran (whatever its status), -1 otherwise. */
+int	sandbox_run(const struct sandbox_run *run, struct sandbox_result *res);
+void	sandbox_result_free(struct sandbox_result *res);
+
+#endif

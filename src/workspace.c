@@ -1,0 +1,42 @@
+/*
+ * workspace.c — per-conversation workspace directories. Only paths and
+ * directory creation: mounting is the sandbox helper's job, file access the
+ * file tools'.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "app.h"
+#include "util.h"
+#include "workspace.h"
+
+int
+workspace_paths(const char *conv_id, struct workspace *ws)
+{
+	const char *base = app.cfg.workspace_isolation.base_dir;
+
+	if (!id_is_valid(conv_id) || base == NULL || *base != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((size_t)snprintf(ws->root, sizeof(ws->root), "%s/%s", base,
+	    conv_id) >= sizeof(ws->root) - 8) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	snprintf(ws->lower, sizeof(ws->lower), "%s/lower", ws->root);
+	snprintf(ws->upper, sizeof(ws->upper), "%s/upper", ws->root);
+	snprintf(ws->work, sizeof(ws->work), "%s/work", ws->root);
+	return 0;
+}
+
+int
+workspace_ensure(const char *conv_id, struct workspace *ws)
+{
+	if (workspace_paths(conv_id, ws) == -1)
+		return -1;
+	if (mkdir_p(ws->lower, 0700) == -1 || mkdir_p(ws->upper, 0700) == -1 ||
+	    mkdir_p(ws->work, 0700) == -1)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,27 @@
+/*
+ * workspace.h — where a conversation's workspace lives on the host:
+ * <workspace_isolation.base_dir>/<conversation id>/ with
+ *   lower/  the read-only base (empty for now; a repository checkout later)
+ *   upper/  the overlay's upper layer: every write the agent makes lands here
+ *   work/   overlayfs's work directory
+ * all 0700. The sandbox mounts lower+upper at /workspace; the server's file
+ * tools operate on the same layers.
+ */
+#ifndef CDM_WORKSPACE_H
+#define CDM_WORKSPACE_H
+
+#define WS_PATH_MAX	4096
+
+struct workspace {
+	char	root[WS_PATH_MAX];
+	char	lower[WS_PATH_MAX];
+	char	upper[WS_PATH_MAX];
+	char	work[WS_PATH_MAX];
+};
+
+/* Compute the paths (no I/O). -1 for an invalid id or a too-long path. */
+int	workspace_paths(const char *conv_id, struct workspace *ws);
+/* Compute and create the directories (0700). 0 / -1 with errno. */
+int	workspace_ensure(const char *conv_id, struct workspace *ws);
+
+#endif
