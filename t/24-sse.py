@@ -76,6 +76,8 @@ with cdm.Stack(config={'server.workers': N_STREAMS + 40,
         or tap.diag('ids: %r' % ids)
     tap.is_(ids, list(range(ids[0], ids[0] + len(ids))) if ids and ids[0] else None,
             'ids increase by 1 with no gaps')
+    tap.ok(seen and all(isinstance(e.data, dict) for e in seen), 'every event\'s data is one JSON object') \
+        or tap.diag(repr(seen))
     last = ids[-1] if ids else 0
     st.close()
 

@@ -38,7 +38,6 @@ import signal
 import socket
 import ssl
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -252,7 +251,6 @@ class Stack:
         self.nginx_proc = None
         self.port = None
         self.streams = []
-        self._server_out = None
         self._admin = None
         self._lock = threading.Lock()
 
@@ -545,8 +543,12 @@ class Stack:
         tap.diag('--- server log (%s), last lines:' % self.log_path())
         tap.diag(tail(self.log_path()))
         if self.use_nginx:
-            tap.diag('--- nginx error log, last lines:')
-            tap.diag(tail(os.path.join(self.nginx_dir, 'error.log'), 20))
+            # [info] lines (clients closing connections) are routine; the
+            # whole file is kept with CDM_KEEP=1.
+            tap.diag('--- nginx error log, last warnings and errors:')
+            log = tail(os.path.join(self.nginx_dir, 'error.log'), 2000).splitlines()
+            tap.diag('\n'.join([ln for ln in log if re.search(
+                r'\[(warn|error|crit|alert|emerg)\]', ln)][-20:]) or '(none)')
 
     def cleanup(self):
         for st in list(self.streams):
