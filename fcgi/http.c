@@ -27,7 +27,7 @@ http_request_init(struct http_request *req, const struct http_io *io)
 
 	memset(req, 0, sizeof(*req));
 	req->io = *io;
-	req->started_ms = mono_ms();
+	req->started_us = mono_us();
 	req->method = http_param(req, "REQUEST_METHOD");
 	if (req->method == NULL)
 		req->method = "GET";

@@ -38,7 +38,7 @@ struct http_request {
 	int		 status;
 	bool		 headers_sent;
 	bool		 write_failed;
-	int64_t		 started_ms;
+	int64_t		 started_us;	/* monotonic, for the access log */
 };
 
 /* Look up a CGI parameter ("HTTP_AUTHORIZATION", "CONTENT_TYPE", ...). */

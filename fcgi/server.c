@@ -261,7 +261,7 @@ handle_one(struct fcgi_server *s, struct fcgi_ctx *c)
 		http_reply_error(&req, 500, "internal", "The request had no answer.");
 out:
 	log_request(req.method ? req.method : "-", req.path[0] ? req.path : "-",
-	    req.status, (double)(mono_ms() - req.started_ms), req.user_id);
+	    req.status, (double)(mono_us() - req.started_us) / 1000.0, req.user_id);
 	free(req.body);
 }
 

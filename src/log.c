@@ -139,6 +139,6 @@ void
 log_request(const char *method, const char *path, int status, double ms,
     const char *user_id)
 {
-	log_fmt("request", "%s %.512s %d %.1fms user=%s", method, path, status,
+	log_fmt("request", "%s %.512s %d %.3fms user=%s", method, path, status,
 	    ms, user_id && *user_id ? user_id : "-");
 }

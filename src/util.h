@@ -21,6 +21,7 @@ int	 id_is_valid(const char *s);
 void	 time_rfc3339(char out[TIME_BUFSZ], int64_t unix_ms);
 int64_t	 now_ms(void);		/* wall clock, ms since the epoch */
 int64_t	 mono_ms(void);		/* monotonic clock, ms */
+int64_t	 mono_us(void);		/* monotonic clock, µs */
 
 void	*xmalloc(size_t n);
 void	*xcalloc(size_t n, size_t size);
