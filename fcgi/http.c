@@ -28,9 +28,13 @@ http_request_init(struct http_request *req, const struct http_io *io)
 	memset(req, 0, sizeof(*req));
 	req->io = *io;
 	req->started_us = mono_us();
-	req->method = http_param(req, "REQUEST_METHOD");
-	if (req->method == NULL)
-		req->method = "GET";
+	/*
+	 * Copied: the parameters belong to libfcgi and are freed when a
+	 * stream is handed to the hub, but the access log still needs it.
+	 */
+	strlcpy_(req->method_buf, http_param(req, "REQUEST_METHOD") ?
+	    http_param(req, "REQUEST_METHOD") : "GET", sizeof(req->method_buf));
+	req->method = req->method_buf;
 	uri = http_param(req, "REQUEST_URI");
 	if (uri == NULL || uri[0] != '/')
 		return -1;

@@ -25,7 +25,8 @@ struct http_io {
 
 struct http_request {
 	struct http_io	 io;
-	const char	*method;
+	const char	*method;		/* points at method_buf */
+	char		 method_buf[16];
 	char		 path[HTTP_PATH_MAX];	/* REQUEST_URI without the query */
 	const char	*query;			/* after '?', or "" */
 	char		*body;			/* NUL-terminated, or NULL */

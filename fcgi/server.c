@@ -1,10 +1,10 @@
 /*
  * server.c — the FastCGI accept loop. A fixed number of threads wait in
- * FCGX_Accept_r (the thread-safe libfcgi API); a thread whose request becomes
- * a long-lived event stream hands its place to a fresh acceptor, so streams
- * never starve ordinary requests. SIGTERM handling lives in main: it calls
- * fcgi_server_stop(), which wakes every acceptor by shutting the listening
- * socket down and wakes every stream through an eventfd.
+ * FCGX_Accept_r (the thread-safe libfcgi API) and each serves one request at
+ * a time; a request that becomes a long-lived event stream is handed to the
+ * stream hub (stream.c), so streams never hold a worker. SIGTERM handling
+ * lives in main: it calls fcgi_server_stop(), which wakes every acceptor by
+ * shutting the listening socket down and every stream through an eventfd.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,35 +23,27 @@
 #include <unistd.h>
 #include <fcgiapp.h>
 
+#include "fcgi_ctx.h"
 #include "http.h"
 #include "log.h"
 #include "server.h"
+#include "stream.h"
 #include "util.h"
 
-/* Threads mostly wait; a small stack keeps thousands of streams cheap. */
+/* Handlers use little stack; SQLite's deepest paths stay well inside this. */
 #define THREAD_STACK	(256 * 1024)
 
 struct fcgi_server {
 	struct fcgi_server_opts	o;
 	pthread_mutex_t		mu;
 	pthread_cond_t		cv;
-	int			acceptors;	/* threads in the accept loop */
-	int			streams;	/* threads holding a stream */
-	int			threads;	/* all live worker threads */
+	int			threads;	/* live worker threads */
 	int			inflight;	/* requests being handled */
 };
 
-/* Per-request transport context, reached through http_io.ctx. */
-struct fcgi_ctx {
-	FCGX_Request	*fr;
-	bool		 is_stream;
-};
 
-static struct fcgi_server	*server;	/* the one server of this process */
 static atomic_bool		 stopping;
 static int			 stop_efd = -1;
-
-static int	spawn_worker(struct fcgi_server *s);
 
 int
 fcgi_global_init(void)
@@ -284,32 +276,20 @@ worker_main(void *arg)
 		pthread_mutex_unlock(&s->mu);
 
 		c.fr = &fr;
-		c.is_stream = false;
+		c.detached = false;
 		handle_one(s, &c);
-		FCGX_Finish_r(&fr);
+		/* A detached request was let go by libfcgi already. */
+		if (!c.detached)
+			FCGX_Finish_r(&fr);
 
 		pthread_mutex_lock(&s->mu);
 		s->inflight--;
-		if (c.is_stream) {
-			s->streams--;
-			/* Rejoin the pool only if it is short of acceptors. */
-			if (s->acceptors >= s->o.workers ||
-			    atomic_load(&stopping)) {
-				s->threads--;
-				pthread_cond_broadcast(&s->cv);
-				pthread_mutex_unlock(&s->mu);
-				FCGX_Free(&fr, 1);
-				return NULL;
-			}
-			s->acceptors++;
-		}
 		pthread_cond_broadcast(&s->cv);
 		pthread_mutex_unlock(&s->mu);
 	}
 	FCGX_Free(&fr, 1);
 exit:
 	pthread_mutex_lock(&s->mu);
-	s->acceptors--;
 	s->threads--;
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
@@ -333,7 +313,6 @@ spawn_worker(struct fcgi_server *s)
 		log_error("%s: pthread_create: %s", __func__, strerror(rc));
 		return -1;
 	}
-	s->acceptors++;
 	s->threads++;
 	return 0;
 }
@@ -347,7 +326,11 @@ fcgi_server_start(const struct fcgi_server_opts *o)
 	s->o = *o;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
-	server = s;
+	if (fcgi_stream_hub_start(o->max_streams) == -1) {
+		log_error("cannot start the stream hub");
+		free(s);
+		return NULL;
+	}
 	pthread_mutex_lock(&s->mu);
 	for (i = 0; i < o->workers; i++)
 		if (spawn_worker(s) == -1)
@@ -355,32 +338,9 @@ fcgi_server_start(const struct fcgi_server_opts *o)
 	pthread_mutex_unlock(&s->mu);
 	if (i == 0) {
 		free(s);
-		server = NULL;
 		return NULL;
 	}
 	return s;
-}
-
-int
-fcgi_stream_begin(struct http_request *req)
-{
-	struct fcgi_server	*s = server;
-	struct fcgi_ctx		*c = req->io.ctx;
-
-	if (s == NULL || c == NULL || c->is_stream)
-		return -1;
-	pthread_mutex_lock(&s->mu);
-	if (s->streams >= s->o.max_streams || atomic_load(&stopping)) {
-		pthread_mutex_unlock(&s->mu);
-		return -1;
-	}
-	c->is_stream = true;
-	s->streams++;
-	s->acceptors--;
-	if (s->acceptors < s->o.workers)
-		(void)spawn_worker(s);
-	pthread_mutex_unlock(&s->mu);
-	return 0;
 }
 
 int
@@ -396,24 +356,11 @@ fcgi_stopping(void)
 }
 
 int
-fcgi_stream_count(void)
-{
-	int n;
-
-	if (server == NULL)
-		return 0;
-	pthread_mutex_lock(&server->mu);
-	n = server->streams;
-	pthread_mutex_unlock(&server->mu);
-	return n;
-}
-
-int
 fcgi_server_stop(struct fcgi_server *s, int grace_seconds)
 {
 	struct timespec	deadline;
 	uint64_t	one = 1;
-	int		left;
+	int		left, alive;
 
 	atomic_store(&stopping, true);
 	FCGX_ShutdownPending();
@@ -429,10 +376,15 @@ fcgi_server_stop(struct fcgi_server *s, int grace_seconds)
 			break;
 	}
 	left = s->inflight;
+	alive = s->threads;
 	pthread_mutex_unlock(&s->mu);
+	/* The hubs saw the stop eventfd too and end their streams cleanly. */
+	fcgi_stream_hub_stop();
 	if (left > 0)
 		log_warn("shutdown: %d request(s) still running after %d s",
 		    left, grace_seconds);
-	/* Threads still running keep s; it is reclaimed by process exit. */
+	/* Threads still running past the deadline keep s; the process ends. */
+	if (alive == 0)
+		free(s);
 	return left;
 }

@@ -41,15 +41,8 @@ struct fcgi_server *fcgi_server_start(const struct fcgi_server_opts *o);
  */
 int	fcgi_server_stop(struct fcgi_server *s, int grace_seconds);
 
-/*
- * Called by a handler that is about to hold its thread for a long time (an
- * event stream): a replacement acceptor is started so the pool stays at its
- * size. -1 when max_streams are already open (answer 503).
- */
-int	fcgi_stream_begin(struct http_request *req);
-/* Becomes readable when the server is stopping; streams poll it. */
+/* Becomes readable when the server is stopping. */
 int	fcgi_stop_fd(void);
-int	fcgi_stream_count(void);
 int	fcgi_stopping(void);
 
 #endif

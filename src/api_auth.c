@@ -16,6 +16,7 @@
 #include "password.h"
 #include "sandbox.h"
 #include "server.h"
+#include "stream.h"
 #include "users.h"
 
 void

@@ -1,16 +1,12 @@
 /*
  * api_events.c — GET /api/conversations/{id}/events: the Server-Sent Events
- * stream. It replays the log after the client's last id, then follows the
- * live bus; ids only ever increase on a stream, so a reconnect with
- * Last-Event-ID loses nothing and repeats nothing. The thread waits in
- * poll(2) on three things: new frames, the web server closing the
- * connection (the client left) and the server stopping.
+ * stream. The worker replays the log after the client's last id, then hands
+ * the connection to the stream hub (fcgi/stream.c), which follows the live
+ * bus from a hub thread. Ids only ever increase on a stream, so a reconnect
+ * with Last-Event-ID loses nothing and repeats nothing.
  */
-#include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "api.h"
 #include "app.h"
@@ -20,8 +16,8 @@
 #include "events.h"
 #include "http.h"
 #include "log.h"
-#include "server.h"
 #include "sse.h"
+#include "stream.h"
 
 #define REPLAY_BATCH	256
 #define TAKE_MAX	64
@@ -82,85 +78,84 @@ replay(struct http_request *req, const char *conv_id, int64_t *last)
 	return rc;
 }
 
-/* 1 when the web server closed its end (the client went away). */
-static int
-peer_gone(int fd)
-{
-	char	c;
-	ssize_t	n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+/* A stream in the hub: its subscription and the last id it was sent. */
+struct event_stream {
+	struct bus_sub	*sub;
+	char		 conv_id[ID_BUFSZ];
+	int64_t		 last;
+};
 
-	if (n == 0)
+static int
+hub_replay_collect(void *arg, int64_t id, const char *type, const char *data)
+{
+	void			**a = arg;
+	struct fcgi_stream	 *s = a[0];
+	struct event_stream	 *es = a[1];
+	char			 *frame;
+	size_t			  len;
+	int			  rc;
+
+	if (sse_format_event(id, type, data, &frame, &len) == -1)
+		return -1;
+	rc = fcgi_stream_write(s, frame, len);
+	free(frame);
+	if (rc == 0)
+		es->last = id;
+	return rc;
+}
+
+/*
+ * The hub calls this when the subscription's eventfd fires: queue the new
+ * frames. Runs on a hub thread, so it never blocks on the client.
+ */
+static int
+event_stream_ready(void *ctx, struct fcgi_stream *s)
+{
+	struct event_stream	*es = ctx;
+	struct bus_frame	*frames[TAKE_MAX];
+	enum bus_take_result	 r;
+	size_t			 n, i;
+	int			 rc = 0;
+
+	r = bus_take(es->sub, es->last, frames, TAKE_MAX, &n);
+	if (r == BUS_CLOSED)
 		return 1;
-	if (n < 0)
-		return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
-	/* Bytes after the request's end mean an abort record: treat as gone. */
-	return 1;
+	if (r == BUS_BEHIND) {
+		void	*a[2] = { s, es };
+		int	 got;
+
+		/* Fell behind the ring: the log has everything, in order. */
+		do {
+			got = events_replay(es->conv_id, es->last, REPLAY_BATCH,
+			    hub_replay_collect, a);
+		} while (got == REPLAY_BATCH);
+		db_release();
+		return got < 0 ? -1 : 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (rc == 0 && fcgi_stream_write(s, frames[i]->data,
+		    frames[i]->len) == 0)
+			es->last = frames[i]->id;
+		else
+			rc = -1;
+		bus_frame_put(frames[i]);
+	}
+	return rc;
 }
 
 static void
-follow(struct http_request *req, struct bus_sub *sub, const char *conv_id,
-    int64_t last)
+event_stream_done(void *ctx)
 {
-	struct pollfd		 pfd[3];
-	struct bus_frame	*frames[TAKE_MAX];
-	int			 heartbeat_ms = app.cfg.server.heartbeat_seconds * 1000;
-	int64_t			 next_ping = mono_ms() + heartbeat_ms;
-	size_t			 n, i;
+	struct event_stream *es = ctx;
 
-	for (;;) {
-		int timeout = (int)(next_ping - mono_ms());
-
-		if (timeout < 0)
-			timeout = 0;
-		pfd[0] = (struct pollfd){ .fd = bus_fd(sub), .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = fcgi_stop_fd(), .events = POLLIN };
-		pfd[2] = (struct pollfd){ .fd = req->io.peer_fd,
-		    .events = POLLIN | POLLRDHUP };
-		if (poll(pfd, req->io.peer_fd >= 0 ? 3 : 2, timeout) == -1) {
-			if (errno == EINTR)
-				continue;
-			log_error("%s: poll: %s", __func__, strerror(errno));
-			return;
-		}
-		if (pfd[1].revents || fcgi_stopping())
-			return;
-		if (req->io.peer_fd >= 0 && pfd[2].revents &&
-		    peer_gone(req->io.peer_fd))
-			return;
-		if (pfd[0].revents) {
-			enum bus_take_result r;
-
-			r = bus_take(sub, last, frames, TAKE_MAX, &n);
-			if (r == BUS_CLOSED)
-				return;
-			if (r == BUS_BEHIND) {
-				if (replay(req, conv_id, &last) == -1)
-					return;
-				next_ping = mono_ms() + heartbeat_ms;
-				continue;
-			}
-			for (i = 0; i < n; i++) {
-				int rc = sse_send(req, frames[i]->data, frames[i]->len);
-
-				last = frames[i]->id;
-				bus_frame_put(frames[i]);
-				if (rc == -1) {
-					while (++i < n)
-						bus_frame_put(frames[i]);
-					return;
-				}
-			}
-			if (n > 0)
-				next_ping = mono_ms() + heartbeat_ms;
-			continue;
-		}
-		if (mono_ms() >= next_ping) {
-			if (sse_comment(req, "ping") == -1)
-				return;
-			next_ping = mono_ms() + heartbeat_ms;
-		}
-	}
+	bus_unsubscribe(es->sub);
+	free(es);
 }
+
+static const struct stream_ops event_stream_ops = {
+	.ready = event_stream_ready,
+	.done = event_stream_done,
+};
 
 void
 api_events(struct http_request *req, const struct route_params *p, void *c)
@@ -168,6 +163,7 @@ api_events(struct http_request *req, const struct route_params *p, void *c)
 	struct api_ctx		*ctx = c;
 	struct conversation	 conv;
 	struct bus_sub		*sub;
+	struct event_stream	*es;
 	const char		*hdr = http_param(req, "HTTP_LAST_EVENT_ID");
 	int64_t			 last;
 	char			 after[32] = "";
@@ -201,7 +197,7 @@ api_events(struct http_request *req, const struct route_params *p, void *c)
 		    "Last-Event-ID (or after) must be a non-negative integer.");
 		return;
 	}
-	if (fcgi_stream_begin(req) == -1) {
+	if (fcgi_stream_reserve() == -1) {
 		http_reply_error_h(req, 503, "unavailable",
 		    "Too many open event streams; try again later.",
 		    "Retry-After: 5\r\n");
@@ -209,10 +205,23 @@ api_events(struct http_request *req, const struct route_params *p, void *c)
 	}
 	/* Subscribe before replaying: nothing published meanwhile is missed. */
 	if ((sub = bus_subscribe(conv.id)) == NULL) {
+		fcgi_stream_unreserve();
 		api_fail(req);
 		return;
 	}
-	if (sse_begin(req) == 0 && replay(req, conv.id, &last) == 0)
-		follow(req, sub, conv.id, last);
-	bus_unsubscribe(sub);
+	/* The backlog goes out from this worker; the hub follows the bus. */
+	if (sse_begin(req) == -1 || replay(req, conv.id, &last) == -1) {
+		fcgi_stream_unreserve();
+		bus_unsubscribe(sub);
+		return;
+	}
+	es = xcalloc(1, sizeof(*es));
+	es->sub = sub;
+	strlcpy_(es->conv_id, conv.id, sizeof(es->conv_id));
+	es->last = last;
+	if (fcgi_stream_detach(req, bus_fd(sub), &event_stream_ops, es,
+	    app.cfg.server.heartbeat_seconds * 1000) == -1) {
+		log_error("%s: could not hand the stream to the hub", __func__);
+		event_stream_done(es);
+	}
 }
