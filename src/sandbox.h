@@ -52,4 +52,40 @@ struct sandbox_result {
 int	sandbox_run(const struct sandbox_run *run, struct sandbox_result *res);
 void	sandbox_result_free(struct sandbox_result *res);
 
+/* ---- for the command line (codumentor check, codumentor sandbox run) */
+
+/* What sandbox_start() takes from the configuration, plus the CLI's wishes. */
+struct sandbox_opts {
+	int	allow_net;	/* `sandbox run --net`: a run may keep the network */
+	int	quiet;		/* no log lines: the caller reports failures */
+};
+int	sandbox_start_opts(const struct sandbox_opts *opts);
+
+/* One prerequisite as `codumentor check` prints it. */
+struct sandbox_check {
+	char	name[32];
+	int	ok;		/* 1 ok, 0 failed, -1 not tested */
+	char	detail[512];
+};
+/* The checks made at the last start (helper binary first); the count. */
+size_t	sandbox_checks(struct sandbox_check *v, size_t max);
+/* 1 when workspace_isolation is on (sandboxes), 0 when commands run host-direct. */
+int	sandbox_isolated(void);
+
+/*
+ * `codumentor sandbox run`: explicit layers (upper, work and merged below
+ * the workspace base) and the caller's own stdout and stderr, which the
+ * command writes to directly. timeout_ms 0 = none. Result as sandbox_run's,
+ * without output.
+ */
+struct sandbox_direct {
+	const char		*lower, *upper, *work, *merged;
+	const char *const	*argv;
+	int			 net;
+	int			 out_fd, err_fd;
+	int			 timeout_ms;
+};
+int	sandbox_run_direct(const struct sandbox_direct *d,
+	    struct sandbox_result *res);
+
 #endif

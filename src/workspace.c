@@ -3,7 +3,10 @@
  * directory creation: mounting is the sandbox helper's job, file access the
  * file tools'.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 
 #include "app.h"
@@ -27,6 +30,7 @@ workspace_paths(const char *conv_id, struct workspace *ws)
 	snprintf(ws->lower, sizeof(ws->lower), "%s/lower", ws->root);
 	snprintf(ws->upper, sizeof(ws->upper), "%s/upper", ws->root);
 	snprintf(ws->work, sizeof(ws->work), "%s/work", ws->root);
+	snprintf(ws->merged, sizeof(ws->merged), "%s/merged", ws->root);
 	return 0;
 }
 
@@ -36,7 +40,13 @@ workspace_ensure(const char *conv_id, struct workspace *ws)
 	if (workspace_paths(conv_id, ws) == -1)
 		return -1;
 	if (mkdir_p(ws->lower, 0700) == -1 || mkdir_p(ws->upper, 0700) == -1 ||
-	    mkdir_p(ws->work, 0700) == -1)
+	    mkdir_p(ws->work, 0700) == -1 || mkdir_p(ws->merged, 0700) == -1)
 		return -1;
 	return 0;
+}
+
+int
+workspace_touch(const struct workspace *ws)
+{
+	return utimensat(AT_FDCWD, ws->root, NULL, AT_SYMLINK_NOFOLLOW);
 }

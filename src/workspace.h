@@ -4,8 +4,12 @@
  *   lower/  the read-only base (empty for now; a repository checkout later)
  *   upper/  the overlay's upper layer: every write the agent makes lands here
  *   work/   overlayfs's work directory
+ *   merged/ where the helper mounts the overlay, inside its own mount
+ *           namespace only (on the host it stays an empty directory)
  * all 0700. The sandbox mounts lower+upper at /workspace; the server's file
- * tools operate on the same layers.
+ * tools operate on the same layers. The mtime of the root is the
+ * workspace's last use (workspace_touch), which `codumentor gc-workspaces`
+ * compares with workspace_isolation.ttl_days.
  */
 #ifndef CDM_WORKSPACE_H
 #define CDM_WORKSPACE_H
@@ -17,11 +21,14 @@ struct workspace {
 	char	lower[WS_PATH_MAX];
 	char	upper[WS_PATH_MAX];
 	char	work[WS_PATH_MAX];
+	char	merged[WS_PATH_MAX];
 };
 
 /* Compute the paths (no I/O). -1 for an invalid id or a too-long path. */
 int	workspace_paths(const char *conv_id, struct workspace *ws);
 /* Compute and create the directories (0700). 0 / -1 with errno. */
 int	workspace_ensure(const char *conv_id, struct workspace *ws);
+/* Mark the workspace used now (its root's mtime). 0 / -1 with errno. */
+int	workspace_touch(const struct workspace *ws);
 
 #endif

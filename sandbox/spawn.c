@@ -1,0 +1,729 @@
+/*
+ * spawn.c — the `shell` profile: validate a spawn request, build bwrap's
+ * argument list from fixed data plus the request's few parameters, and start
+ * it on an overlay mounted in a fresh user+mount namespace.
+ *
+ * bwrap gets an empty environment and its options through `--args 3` (a
+ * memfd), so neither /proc/1/environ nor /proc/1/cmdline inside the sandbox
+ * shows host paths or variables. The server cannot pass bwrap options: it
+ * names paths and a command, and this file decides everything else. It does
+ * not reap children or watch timeouts; helper.c does.
+ */
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "helper.h"
+
+#define ENV_NAME_MAX	128
+#define ENV_VALUE_MAX	(32 * 1024)
+
+/* The environment every sandboxed command starts with (seed: minimal). */
+static const char *const base_env[][2] = {
+	{ "PATH", "/usr/local/bin:/usr/bin:/bin" },
+	{ "HOME", "/tmp" },
+	{ "LANG", "C.UTF-8" },
+	{ "TERM", "dumb" },
+};
+
+/*
+ * The part of /etc a command needs to run programs, resolve users and
+ * hosts, and check certificates. Not /etc as a whole: it holds shadow, ssh
+ * host keys, TLS keys and the service's own configuration. Kept short on
+ * purpose: every entry is a bind mount, and mounts are most of a sandbox's
+ * start-up time (doc/performance.md "Sandbox spawn").
+ */
+static const char *const etc_files[] = {
+	"/etc/ld.so.cache", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+	"/etc/hosts", "/etc/resolv.conf", "/etc/localtime", "/etc/os-release",
+	"/etc/debian_version", "/etc/alternatives", "/etc/ssl/certs",
+	"/etc/ssl/openssl.cnf",
+};
+
+/* Top-level directories that are /usr's on a merged-/usr system. */
+static const char *const usr_links[] = {
+	"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+};
+
+/* bwrap's descriptors in the child. */
+enum { FD_ARGS = 3, FD_SECCOMP = 4, FD_STATUS = 5 };
+
+struct argbuf {
+	char	*p;
+	size_t	 len, cap;
+};
+
+static void
+arg(struct argbuf *b, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (b->len + n > b->cap) {
+		b->cap = (b->len + n) * 2;
+		if ((b->p = realloc(b->p, b->cap)) == NULL)
+			abort();
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void
+args(struct argbuf *b, int n, ...)
+{
+	va_list ap;
+
+	va_start(ap, n);
+	while (n-- > 0)
+		arg(b, va_arg(ap, const char *));
+	va_end(ap);
+}
+
+void
+spawn_req_free(struct spawn_req *r)
+{
+	char **p;
+
+	free(r->lower);
+	free(r->upper);
+	free(r->work);
+	free(r->merged);
+	if (r->argv != NULL)
+		for (p = r->argv; *p != NULL; p++)
+			free(*p);
+	free(r->argv);
+	if (r->env != NULL)
+		for (p = r->env; *p != NULL; p++)
+			free(*p);
+	free(r->env);
+	memset(r, 0, sizeof(*r));
+	r->out_fd = r->err_fd = -1;
+}
+
+static int
+fail(char *err, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A string member, without NULs, of at most max bytes; NULL otherwise. */
+static const char *
+get_str(struct json_object *o, const char *key, size_t max)
+{
+	struct json_object	*v;
+	const char		*s;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	s = json_object_get_string(v);
+	if ((size_t)json_object_get_string_len(v) != strlen(s) || strlen(s) > max)
+		return NULL;
+	return s;
+}
+
+/*
+ * An absolute path without "." or ".." components, and without the
+ * characters overlayfs's option syntax gives a meaning (',' ':' '\\').
+ */
+static int
+path_ok(const char *p)
+{
+	const char *c;
+
+	if (p == NULL || *p != '/' || strlen(p) >= SBX_PATH_MAX)
+		return 0;
+	if (strpbrk(p, ",:\\\n") != NULL)
+		return 0;
+	for (c = p; *c != '\0'; c++)
+		if (c[0] == '/' && c[1] == '.' && (c[2] == '/' || c[2] == '\0' ||
+		    (c[2] == '.' && (c[3] == '/' || c[3] == '\0'))))
+			return 0;
+	return 1;
+}
+
+/* p is strictly below dir. */
+static int
+path_below(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(p, dir, n) == 0 && p[n] == '/' && p[n + 1] != '\0';
+}
+
+static int
+env_name_ok(const char *s)
+{
+	size_t i;
+
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return 0;
+	for (i = 1; s[i] != '\0'; i++)
+		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return 0;
+	return i <= ENV_NAME_MAX;
+}
+
+static char *
+dupstr(const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		abort();
+	return p;
+}
+
+static int
+parse_argv(struct json_object *o, struct spawn_req *r, char *err, size_t len)
+{
+	struct json_object	*a, *v;
+	size_t			 i, n;
+	const char		*s;
+
+	if (!json_object_object_get_ex(o, "argv", &a) ||
+	    !json_object_is_type(a, json_type_array) ||
+	    (n = json_object_array_length(a)) == 0 || n > SBX_ARGV_MAX)
+		return fail(err, len, "argv: expected 1 to %d strings",
+		    SBX_ARGV_MAX);
+	r->argv = calloc(n + 1, sizeof(char *));
+	if (r->argv == NULL)
+		abort();
+	for (i = 0; i < n; i++) {
+		v = json_object_array_get_idx(a, i);
+		if (!json_object_is_type(v, json_type_string))
+			return fail(err, len, "argv[%zu]: expected a string", i);
+		s = json_object_get_string(v);
+		if ((size_t)json_object_get_string_len(v) != strlen(s))
+			return fail(err, len, "argv[%zu]: contains a NUL byte", i);
+		if (i == 0 && *s == '\0')
+			return fail(err, len, "argv[0]: empty command name");
+		r->argv[i] = dupstr(s);
+	}
+	return 0;
+}
+
+static int
+parse_env(struct json_object *o, struct spawn_req *r, char *err, size_t len)
+{
+	struct json_object	*a, *pair, *k, *v;
+	size_t			 i, n = 0, klen, vlen;
+	const char		*ks, *vs;
+
+	if (json_object_object_get_ex(o, "env", &a)) {
+		if (!json_object_is_type(a, json_type_array) ||
+		    (n = json_object_array_length(a)) > SBX_ENV_MAX)
+			return fail(err, len, "env: expected at most %d pairs",
+			    SBX_ENV_MAX);
+	}
+	r->env = calloc(n + 1, sizeof(char *));
+	if (r->env == NULL)
+		abort();
+	for (i = 0; i < n; i++) {
+		pair = json_object_array_get_idx(a, i);
+		if (!json_object_is_type(pair, json_type_array) ||
+		    json_object_array_length(pair) != 2 ||
+		    !json_object_is_type(k = json_object_array_get_idx(pair, 0),
+		    json_type_string) ||
+		    !json_object_is_type(v = json_object_array_get_idx(pair, 1),
+		    json_type_string))
+			return fail(err, len, "env[%zu]: expected [name, value]", i);
+		ks = json_object_get_string(k);
+		vs = json_object_get_string(v);
+		klen = strlen(ks);
+		vlen = strlen(vs);
+		if ((size_t)json_object_get_string_len(k) != klen ||
+		    !env_name_ok(ks))
+			return fail(err, len, "env[%zu]: not a variable name", i);
+		if ((size_t)json_object_get_string_len(v) != vlen ||
+		    vlen > ENV_VALUE_MAX)
+			return fail(err, len, "env[%zu]: value has a NUL byte or "
+			    "is longer than %d bytes", i, ENV_VALUE_MAX);
+		if ((r->env[i] = malloc(klen + vlen + 2)) == NULL)
+			abort();
+		snprintf(r->env[i], klen + vlen + 2, "%s=%s", ks, vs);
+	}
+	return 0;
+}
+
+int
+spawn_parse(const struct helper_conf *c, struct json_object *o,
+    struct spawn_req *r, char *err, size_t len)
+{
+	struct json_object	*v;
+	const char		*prof, *p[4];
+	const char		*names[4] = { "lower", "upper", "work", "merged" };
+	int			 i;
+
+	memset(r, 0, sizeof(*r));
+	r->out_fd = r->err_fd = -1;
+	if (!json_object_is_type(o, json_type_object))
+		return fail(err, len, "expected a JSON object");
+	if ((prof = get_str(o, "profile", 32)) == NULL ||
+	    strcmp(prof, "shell") != 0)
+		return fail(err, len, "profile: only \"shell\" is known");
+	for (i = 0; i < 4; i++) {
+		p[i] = get_str(o, names[i], SBX_PATH_MAX - 1);
+		if (!path_ok(p[i]))
+			return fail(err, len, "%s: expected an absolute path "
+			    "without '.', '..', ',', ':' or '\\'", names[i]);
+		/* Only the read-only lower layer may be outside the base. */
+		if (i > 0 && !path_below(p[i], c->base))
+			return fail(err, len, "%s: %s is not below the "
+			    "workspace base %s", names[i], p[i], c->base);
+	}
+	r->lower = dupstr(p[0]);
+	r->upper = dupstr(p[1]);
+	r->work = dupstr(p[2]);
+	r->merged = dupstr(p[3]);
+	if (parse_argv(o, r, err, len) == -1 || parse_env(o, r, err, len) == -1)
+		return -1;
+	if (json_object_object_get_ex(o, "net", &v)) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return fail(err, len, "net: expected true or false");
+		r->net = json_object_get_boolean(v);
+	}
+	if (r->net && !c->allow_net)
+		return fail(err, len, "net: the network is not allowed by the "
+		    "configuration (sandbox.unshare_net)");
+	if (json_object_object_get_ex(o, "timeout_ms", &v)) {
+		if (!json_object_is_type(v, json_type_int) ||
+		    json_object_get_int64(v) < 0 ||
+		    json_object_get_int64(v) > 7LL * 24 * 3600 * 1000)
+			return fail(err, len, "timeout_ms: expected 0 to a week");
+		r->timeout_ms = json_object_get_int64(v);
+	}
+	return 0;
+}
+
+/* --symlink or --ro-bind for the top-level /usr aliases, as on the host. */
+static void
+args_usr_links(struct argbuf *b)
+{
+	struct stat	 st;
+	char		 target[256];
+	ssize_t		 n;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(usr_links) / sizeof(usr_links[0]); i++) {
+		if (lstat(usr_links[i], &st) == -1)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			n = readlink(usr_links[i], target, sizeof(target) - 1);
+			if (n <= 0)
+				continue;
+			target[n] = '\0';
+			args(b, 3, "--symlink", target, usr_links[i]);
+		} else if (S_ISDIR(st.st_mode))
+			args(b, 3, "--ro-bind", usr_links[i], usr_links[i]);
+	}
+}
+
+/*
+ * The /etc allowlist. An entry that is a symlink into /usr (localtime,
+ * os-release on Debian) is recreated as the same symlink, which costs no
+ * mount; everything else is bound read-only if it exists.
+ */
+static void
+args_etc(struct argbuf *b)
+{
+	struct stat	 st;
+	char		 target[256];
+	ssize_t		 n;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(etc_files) / sizeof(etc_files[0]); i++) {
+		if (lstat(etc_files[i], &st) == -1)
+			continue;
+		if (S_ISLNK(st.st_mode) &&
+		    (n = readlink(etc_files[i], target, sizeof(target) - 1)) > 0) {
+			target[n] = '\0';
+			if (strncmp(target, "/usr/", 5) == 0 ||
+			    strncmp(target, "../usr/", 7) == 0) {
+				args(b, 3, "--symlink", target, etc_files[i]);
+				continue;
+			}
+		}
+		args(b, 3, "--ro-bind", etc_files[i], etc_files[i]);
+	}
+}
+
+/* The whole bwrap option list of the shell profile, NUL-separated. */
+static void
+shell_profile(const struct helper_conf *c, const struct spawn_req *r,
+    struct argbuf *b)
+{
+	char	**e, name[ENV_NAME_MAX + 1], *eq;
+	size_t	  i;
+
+	args(b, 1, "--unshare-all");
+	if (r->net)
+		args(b, 1, "--share-net");
+	args(b, 9, "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
+	    "--new-session", "--die-with-parent", "--hostname", "sandbox",
+	    "--clearenv");
+	for (i = 0; i < sizeof(base_env) / sizeof(base_env[0]); i++)
+		args(b, 3, "--setenv", base_env[i][0], base_env[i][1]);
+	/* Operator-listed variables, then the run's own: later ones win. */
+	for (e = c->passenv; e != NULL && *e != NULL; e++) {
+		if ((eq = strchr(*e, '=')) == NULL ||
+		    (size_t)(eq - *e) > ENV_NAME_MAX)
+			continue;
+		memcpy(name, *e, (size_t)(eq - *e));
+		name[eq - *e] = '\0';
+		args(b, 3, "--setenv", name, eq + 1);
+	}
+	for (e = r->env; e != NULL && *e != NULL; e++) {
+		eq = strchr(*e, '=');
+		memcpy(name, *e, (size_t)(eq - *e));
+		name[eq - *e] = '\0';
+		args(b, 3, "--setenv", name, eq + 1);
+	}
+	args(b, 3, "--ro-bind", "/usr", "/usr");
+	args_usr_links(b);
+	args_etc(b);
+	args(b, 6, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp");
+	args(b, 5, "--dir", "/var", "--symlink", "../tmp", "/var/tmp");
+	args(b, 3, "--bind", r->merged, "/workspace");
+	args(b, 2, "--chdir", "/workspace");
+	if (c->seccomp != NULL)
+		args(b, 2, "--seccomp", "4");
+	args(b, 2, "--json-status-fd", "5");
+	/* The rest of the root (a tmpfs of bwrap's) is read-only. */
+	args(b, 2, "--remount-ro", "/");
+}
+
+/* A memfd holding len bytes of data, positioned at its start; -1. */
+static int
+memfd_with(const char *name, const void *data, size_t len)
+{
+	const char	*p = data;
+	ssize_t		 n;
+	int		 fd;
+
+	if ((fd = memfd_create(name, MFD_CLOEXEC)) == -1)
+		return -1;
+	while (len > 0) {
+		if ((n = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* In the child: tell the parent which step failed, and die. */
+static void __attribute__((noreturn))
+child_fail(int errfd, const char *step, int e)
+{
+	char	msg[SBX_REASON_MAX];
+	int	n;
+
+	n = snprintf(msg, sizeof(msg), "%s: %s", step, strerror(e));
+	if (n > 0)
+		(void)!write(errfd, msg, (size_t)n < sizeof(msg) ? (size_t)n :
+		    sizeof(msg) - 1);
+	_exit(127);
+}
+
+static int
+write_file(const char *path, const char *text)
+{
+	size_t	len = strlen(text);
+	int	fd, rc;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	rc = write(fd, text, len) == (ssize_t)len ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+/*
+ * A user namespace in which this process keeps its own uid and gid (so
+ * files in the upper layer belong to the service user) and holds the
+ * capabilities to mount, then a private mount namespace with the overlay.
+ */
+static void
+child_overlay(const struct helper_conf *c, const struct spawn_req *r, int errfd)
+{
+	char	map[64], *opts;
+	size_t	len;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) == -1)
+		child_fail(errfd, "userns: unshare", errno);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)c->uid,
+	    (unsigned)c->uid);
+	if (write_file("/proc/self/uid_map", map) == -1)
+		child_fail(errfd, "userns: uid_map", errno);
+	if (write_file("/proc/self/setgroups", "deny") == -1 && errno != ENOENT)
+		child_fail(errfd, "userns: setgroups", errno);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)c->gid,
+	    (unsigned)c->gid);
+	if (write_file("/proc/self/gid_map", map) == -1)
+		child_fail(errfd, "userns: gid_map", errno);
+	/*
+	 * No MS_PRIVATE remount of /: a mount namespace made together with a
+	 * user namespace turns shared mounts into slaves, so the overlay never
+	 * propagates to the host, and the remount would walk every mount.
+	 */
+	len = strlen(r->lower) + strlen(r->upper) + strlen(r->work) + 64;
+	if ((opts = malloc(len)) == NULL)
+		child_fail(errfd, "overlay: options", ENOMEM);
+	/* userxattr: overlayfs in a user namespace keeps its metadata in user.* */
+	snprintf(opts, len, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr",
+	    r->lower, r->upper, r->work);
+	if (mount("overlay", r->merged, "overlay", MS_NOSUID | MS_NODEV,
+	    opts) == -1)
+		child_fail(errfd, "overlay: mount", errno);
+	free(opts);
+}
+
+/*
+ * Put each source descriptor on its target number. Sources are first moved
+ * above every target so that no dup2 clobbers a source not yet placed.
+ */
+static void
+child_fds(const int *src, const int *dst, int n, int errfd)
+{
+	int moved[8], i;
+
+	for (i = 0; i < n; i++)
+		if (src[i] >= 0 &&
+		    (moved[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) == -1)
+			child_fail(errfd, "exec: descriptors", errno);
+	for (i = 0; i < n; i++)
+		if (src[i] >= 0 && dup2(moved[i], dst[i]) == -1)
+			child_fail(errfd, "exec: descriptors", errno);
+}
+
+static void __attribute__((noreturn))
+child_main(const struct helper_conf *c, const struct spawn_req *r,
+    pid_t parent, int errfd, int args_fd, int seccomp_fd, int status_fd,
+    char *const *argv, char **envp)
+{
+	extern char	**environ;
+	sigset_t	  all;
+	int		  src[6], dst[6] = { 0, 1, 2, FD_ARGS, FD_SECCOMP, FD_STATUS };
+	int		  null;
+
+	/* Dies with the helper; and if the helper is already gone, now. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	/* The server's 077 would make bwrap's /etc and /var unreadable. */
+	umask(022);
+	if (c->isolation)
+		child_overlay(c, r, errfd);
+	else {
+		/* Host-direct: its own session, so a kill reaches its group. */
+		if (setsid() == -1)
+			child_fail(errfd, "exec: setsid", errno);
+		if (chdir(r->upper) == -1)
+			child_fail(errfd, "exec: chdir", errno);
+	}
+	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+		child_fail(errfd, "exec: /dev/null", errno);
+	src[0] = null;
+	src[1] = r->out_fd;
+	src[2] = r->err_fd;
+	src[3] = args_fd;
+	src[4] = seccomp_fd;
+	src[5] = status_fd;
+	child_fds(src, dst, 6, errfd);
+	if (c->isolation)
+		execve(c->bwrap, argv, envp);
+	else {
+		environ = envp;
+		execvp(argv[0], argv);
+	}
+	child_fail(errfd, "exec", errno);
+}
+
+/* envp for host-direct runs: the same minimal list the sandbox gets. */
+static char **
+host_env(const struct helper_conf *c, const struct spawn_req *r)
+{
+	size_t	  n = 0, i, k = 0;
+	char	**v, **e;
+
+	for (e = c->passenv; e != NULL && *e != NULL; e++)
+		n++;
+	for (e = r->env; e != NULL && *e != NULL; e++)
+		n++;
+	n += sizeof(base_env) / sizeof(base_env[0]);
+	if ((v = calloc(n + 1, sizeof(char *))) == NULL)
+		abort();
+	for (i = 0; i < sizeof(base_env) / sizeof(base_env[0]); i++) {
+		size_t l = strlen(base_env[i][0]) + strlen(base_env[i][1]) + 2;
+
+		if ((v[k] = malloc(l)) == NULL)
+			abort();
+		snprintf(v[k++], l, "%s=%s", base_env[i][0], base_env[i][1]);
+	}
+	for (e = c->passenv; e != NULL && *e != NULL; e++)
+		v[k++] = dupstr(*e);
+	for (e = r->env; e != NULL && *e != NULL; e++)
+		v[k++] = dupstr(*e);
+	return v;
+}
+
+static void
+strv_free(char **v)
+{
+	char **p;
+
+	if (v == NULL)
+		return;
+	for (p = v; *p != NULL; p++)
+		free(*p);
+	free(v);
+}
+
+int
+spawn_start(const struct helper_conf *c, const struct spawn_req *r,
+    struct spawned *out, char *err, size_t len)
+{
+	struct argbuf	  b = { 0 };
+	char		**argv = NULL, **envp = NULL, msg[SBX_REASON_MAX];
+	char		 *empty_env[1] = { NULL };
+	int		  ep[2] = { -1, -1 }, sp[2] = { -1, -1 };
+	int		  args_fd = -1, seccomp_fd = -1, rc = -1, st;
+	size_t		  n, i;
+	ssize_t		  got;
+	pid_t		  pid, parent = getpid();
+
+	out->pid = -1;
+	out->status_fd = -1;
+	for (n = 0; r->argv[n] != NULL; n++)
+		;
+	if ((argv = calloc(n + 5, sizeof(char *))) == NULL)
+		abort();
+	if (c->isolation) {
+		if (access(c->bwrap, X_OK) == -1) {
+			fail(err, len, "exec: bwrap %s: %s", c->bwrap,
+			    strerror(errno));
+			goto out;
+		}
+		shell_profile(c, r, &b);
+		if ((args_fd = memfd_with("bwrap-args", b.p, b.len)) == -1 ||
+		    (c->seccomp != NULL && (seccomp_fd = memfd_with("seccomp",
+		    c->seccomp, c->seccomp_len)) == -1) ||
+		    pipe2(sp, O_CLOEXEC) == -1) {
+			fail(err, len, "exec: %s", strerror(errno));
+			goto out;
+		}
+		argv[0] = "bwrap";
+		argv[1] = "--args";
+		argv[2] = "3";
+		argv[3] = "--";
+		for (i = 0; i < n; i++)
+			argv[4 + i] = r->argv[i];
+		envp = empty_env;
+	} else {
+		for (i = 0; i < n; i++)
+			argv[i] = r->argv[i];
+		envp = host_env(c, r);
+	}
+	if (pipe2(ep, O_CLOEXEC) == -1) {
+		fail(err, len, "exec: pipe: %s", strerror(errno));
+		goto out;
+	}
+	if ((pid = fork()) == -1) {
+		fail(err, len, "exec: fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0)
+		child_main(c, r, parent, ep[1], args_fd, seccomp_fd, sp[1],
+		    argv, envp);
+	close(ep[1]);
+	ep[1] = -1;
+	/* EOF: the exec happened (the pipe is close-on-exec). */
+	do
+		got = read(ep[0], msg, sizeof(msg) - 1);
+	while (got == -1 && errno == EINTR);
+	if (got > 0) {
+		msg[got] = '\0';
+		fail(err, len, "%s", msg);
+		while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+			;
+		goto out;
+	}
+	out->pid = pid;
+	out->status_fd = sp[0];
+	sp[0] = -1;
+	rc = 0;
+out:
+	if (ep[0] >= 0)
+		close(ep[0]);
+	if (ep[1] >= 0)
+		close(ep[1]);
+	if (sp[0] >= 0)
+		close(sp[0]);
+	if (sp[1] >= 0)
+		close(sp[1]);
+	if (args_fd >= 0)
+		close(args_fd);
+	if (seccomp_fd >= 0)
+		close(seccomp_fd);
+	free(b.p);
+	free(argv);
+	if (envp != empty_env)
+		strv_free(envp);
+	return rc;
+}
+
+int
+spawn_status_started(int status_fd)
+{
+	char	buf[4096];
+	size_t	len = 0;
+	ssize_t	n;
+	int	fl;
+
+	if (status_fd < 0)
+		return 1;	/* host-direct: exec succeeded, so it started */
+	fl = fcntl(status_fd, F_GETFL);
+	fcntl(status_fd, F_SETFL, fl | O_NONBLOCK);
+	while (len < sizeof(buf) - 1 &&
+	    (n = read(status_fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	return strstr(buf, "\"child-pid\"") != NULL;
+}
