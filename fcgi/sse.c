@@ -54,10 +54,17 @@ sse_format_event(int64_t id, const char *type, const char *data, char **out,
 int
 sse_begin(struct http_request *req)
 {
+	static const char hello[] = ": ok\n\n";
+
 	if (http_send_headers(req, 200, "text/event-stream",
 	    "Cache-Control: no-cache\r\nX-Accel-Buffering: no\r\n") == -1)
 		return -1;
-	return http_flush(req);
+	/*
+	 * A first comment right away: Apache (both modules) holds the
+	 * response head back until body bytes follow, and an EventSource
+	 * reports "open" only when the head arrives.
+	 */
+	return sse_send(req, hello, sizeof(hello) - 1);
 }
 
 int

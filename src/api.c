@@ -36,6 +36,15 @@ static const struct route routes[] = {
 	{ "POST",   "/api/conversations/{}/approvals/{}", api_approval, 0 },
 	{ "GET",    "/api/conversations/{}/events",	api_events, 0 },
 	{ "GET",    "/api/conversations/{}/workspace/diff", api_workspace_diff, 0 },
+	{ "GET",    "/api/secrets",			api_secrets_list, 0 },
+	{ "PUT",    "/api/secrets/{}",			api_secrets_put, 0 },
+	{ "DELETE", "/api/secrets/{}",			api_secrets_delete, 0 },
+	{ "GET",    "/api/profiles",			api_profiles_list, 0 },
+	{ "PUT",    "/api/profiles/{}",			api_profiles_put, 0 },
+	{ "DELETE", "/api/profiles/{}",			api_profiles_delete, 0 },
+#ifdef CDM_TEST_HOOKS
+	{ "POST",   "/api/admin/test/exec",		api_test_exec, ADMIN },
+#endif
 };
 
 static int

@@ -63,4 +63,15 @@ void	api_workspace_diff(struct http_request *, const struct route_params *, void
 
 void	api_events(struct http_request *, const struct route_params *, void *);
 
+/* api_secrets.c: the caller's secrets and model profiles (values never out). */
+void	api_secrets_list(struct http_request *, const struct route_params *, void *);
+void	api_secrets_put(struct http_request *, const struct route_params *, void *);
+void	api_secrets_delete(struct http_request *, const struct route_params *, void *);
+void	api_profiles_list(struct http_request *, const struct route_params *, void *);
+void	api_profiles_put(struct http_request *, const struct route_params *, void *);
+void	api_profiles_delete(struct http_request *, const struct route_params *, void *);
+#ifdef CDM_TEST_HOOKS
+void	api_test_exec(struct http_request *, const struct route_params *, void *);
+#endif
+
 #endif

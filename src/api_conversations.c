@@ -7,8 +7,12 @@
 #include <json-c/json.h>
 
 #include "api.h"
+#include "approvals.h"
 #include "conversations.h"
+#include "db.h"
+#include "engine.h"
 #include "http.h"
+#include "llm_stream.h"
 
 /* 0 with c filled; otherwise the 404/500 has been sent. */
 static int
@@ -164,6 +168,7 @@ api_messages_post(struct http_request *req, const struct route_params *p,
 	} else if (rc == -1) {
 		api_fail(req);
 	} else {
+		engine_enqueue(conv.id, turn_id, ((struct api_ctx *)c)->user.id);
 		o = json_object_new_object();
 		json_object_object_add(o, "turn_id", json_object_new_string(turn_id));
 		json_object_object_add(o, "message_id", json_object_new_string(msg_id));
@@ -182,7 +187,13 @@ api_turn_cancel(struct http_request *req, const struct route_params *p,
 
 	if (own_conversation(req, p->v[0], c, &conv) == -1)
 		return;
-	rc = id_is_valid(p->v[1]) ? turn_cancel(conv.id, p->v[1]) : 1;
+	/* A turn the engine holds ends itself, with turn.cancelled. */
+	if (!id_is_valid(p->v[1]))
+		rc = 1;
+	else if (engine_cancel(conv.id, p->v[1]))
+		rc = 0;
+	else
+		rc = turn_cancel(conv.id, p->v[1]);
 	if (rc == 0)
 		http_reply_empty(req, 202);
 	else if (rc == 1)
@@ -191,18 +202,69 @@ api_turn_cancel(struct http_request *req, const struct route_params *p,
 		api_fail(req);
 }
 
+/* Was a decision on this call of the conversation stored? 1 / 0 / -1. */
+static int
+call_decided(const char *conv_id, const char *call_id)
+{
+	static const char *sql = "SELECT 1 FROM tool_calls WHERE "
+	    "conversation_id = ?1 AND call_id = ?2 AND needs_approval = 1 AND "
+	    "decision IS NOT NULL LIMIT 1";
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = db_stmt(sql)) == NULL)
+		return -1;
+	sqlite3_bind_text(st, 1, conv_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, call_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : db_fail("approval lookup");
+}
+
 /*
- * Approvals and workspaces arrive with the engine and the sandbox; until
- * then no call waits for a decision, so every call id is unknown — after the
- * same ownership check the finished routes will make.
+ * The user's answer to approval.required. The waiting turn stores the
+ * decision (with the user's id) and publishes approval.decided itself, so
+ * the event follows the request in the turn's own order.
  */
 void
 api_approval(struct http_request *req, const struct route_params *p, void *c)
 {
-	struct conversation conv;
+	struct api_ctx		*ctx = c;
+	struct conversation	 conv;
+	struct json_object	*body, *o;
+	const char		*decision;
+	int			 rc;
 
-	if (own_conversation(req, p->v[0], c, &conv) == 0)
-		api_not_found(req);
+	if (own_conversation(req, p->v[0], c, &conv) == -1)
+		return;
+	if ((body = api_json_body(req)) == NULL)
+		return;
+	if (api_string_field(req, body, "decision", true, 16, &decision) == -1)
+		goto out;
+	if (strcmp(decision, "approve") != 0 && strcmp(decision, "deny") != 0) {
+		http_reply_error(req, 400, "bad_request",
+		    "decision must be \"approve\" or \"deny\".");
+		goto out;
+	}
+	rc = llm_call_id_valid(p->v[1]) ? approval_submit(conv.id, p->v[1],
+	    strcmp(decision, "approve") == 0, ctx->user.id) : 1;
+	if (rc == 1 && llm_call_id_valid(p->v[1]))
+		rc = call_decided(conv.id, p->v[1]) == 1 ? 2 : 1;
+	if (rc == 0) {
+		o = json_object_new_object();
+		json_object_object_add(o, "call_id", json_object_new_string(p->v[1]));
+		json_object_object_add(o, "decision", json_object_new_string(decision));
+		http_reply_json(req, 200, o);
+	} else if (rc == 2)
+		http_reply_error(req, 409, "conflict",
+		    "This call has already been decided.");
+	else
+		http_reply_error(req, 404, "not_found",
+		    "No call of this conversation waits for a decision.");
+out:
+	json_object_put(body);
 }
 
 void

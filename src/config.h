@@ -55,12 +55,26 @@ struct config {
 		char	*default_profile;
 		struct llm_profile *profiles;
 		size_t	 n_profiles;
+		char	*user_base_urls;	/* "URL,URL": allowed in user profiles */
 	} llm;
 
 	struct {
 		bool	 shell_always_allow;
 		int	 approval_timeout_seconds;
+		long	 output_cap_bytes;	/* per tool result */
+		int	 shell_timeout_seconds;	/* a shell command's limit */
+		char	*approval_rules;	/* "deny curl; allow git status" */
 	} tools;
+
+	struct {
+		int	 workers;		/* turns running at once */
+		int	 max_steps;		/* model calls per turn */
+		char	*system_prompt;
+		int	 llm_connect_timeout_seconds;
+		int	 llm_idle_timeout_seconds;
+		int	 llm_max_retries;	/* 429 and 5xx */
+		int	 delta_flush_ms;	/* coalescing of message.delta */
+	} engine;
 
 	struct {
 		bool	 enabled;
@@ -71,7 +85,16 @@ struct config {
 	struct {
 		bool	 unshare_net;
 		char	*seccomp;		/* default | enforce | off */
+		char	*seccomp_dir;		/* <arch>-<mode>.bpf blobs */
+		char	*helper_path;		/* "" = beside codumentor, else pkglibexecdir */
+		char	*bwrap_path;		/* a name looked up in PATH, or a path */
+		char	*env_passthrough;	/* "NAME,NAME": host variables for sandboxes */
 	} sandbox;
+
+	struct {
+		bool	 no_exec;		/* seccomp: the server cannot exec or fork */
+		bool	 landlock;		/* Landlock: the server's own file access */
+	} security;
 };
 
 /* Fill cfg with the built-in defaults. */

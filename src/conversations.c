@@ -233,7 +233,7 @@ static int
 turn_active(const char *conv_id)
 {
 	static const char *sql = "SELECT 1 FROM turns WHERE conversation_id = ?1"
-	    " AND status = 'running' LIMIT 1";
+	    " AND status IN ('queued', 'running') LIMIT 1";
 	sqlite3_stmt	*st;
 	int		 rc;
 

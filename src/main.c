@@ -19,9 +19,13 @@
 #include "app.h"
 #include "bus.h"
 #include "cli.h"
+#include "crypto.h"
 #include "db.h"
+#include "engine.h"
 #include "log.h"
 #include "password.h"
+#include "sandbox.h"
+#include "selfguard.h"
 #include "server.h"
 #include "users.h"
 #include "util.h"
@@ -37,6 +41,9 @@ usage(FILE *f)
 	    "  api [--listen unix:PATH | HOST:PORT]  serve FastCGI (fd 0 if it is a socket)\n"
 	    "  user add NAME [--admin]              add a user; password on standard input\n"
 	    "  check                                check prerequisites\n"
+	    "  sandbox run [--workspace DIR | --conversation ID] [--net] -- CMD [ARG...]\n"
+	    "                                       run one command in the shell sandbox\n"
+	    "  gc-workspaces [--ttl DAYS] [--dry-run]  delete workspaces unused for DAYS\n"
 	    "  --version                            print the version\n");
 }
 
@@ -82,27 +89,20 @@ cli_load_config(void)
 }
 
 /*
- * Create <instance>/data and <instance>/logs 0700 and refuse a data directory
- * others can read: it holds password hashes and, later, secrets.
+ * Create DIR 0700 if it is missing and refuse it when group or others have
+ * any access: the instance holds password hashes and sealed secrets, the
+ * logs name users, the workspaces hold agent-modified repository copies.
  */
 static int
-instance_prepare(char *err, size_t errlen)
+private_dir(const char *path, char *err, size_t errlen)
 {
-	const char	*inst = app.cfg.instance_dir;
-	char		 path[4096];
-	struct stat	 st;
-	const char	*sub[] = { "", "/data", "/logs" };
-	size_t		 i;
+	struct stat	st;
 
-	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
-		snprintf(path, sizeof(path), "%s%s", inst, sub[i]);
-		if (mkdir_p(path, 0700) == -1) {
-			snprintf(err, errlen, "cannot create %s: %s", path,
-			    strerror(errno));
-			return -1;
-		}
+	if (mkdir_p(path, 0700) == -1) {
+		snprintf(err, errlen, "cannot create %s: %s", path,
+		    strerror(errno));
+		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/data", inst);
 	if (stat(path, &st) == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
@@ -114,6 +114,23 @@ instance_prepare(char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+/* <instance>, its data/ and logs/, and the workspace base: all 0700. */
+static int
+instance_prepare(char *err, size_t errlen)
+{
+	const char	*inst = app.cfg.instance_dir;
+	char		 path[4096];
+	const char	*sub[] = { "", "/data", "/logs" };
+	size_t		 i;
+
+	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", inst, sub[i]);
+		if (private_dir(path, err, errlen) == -1)
+			return -1;
+	}
+	return private_dir(app.cfg.workspace_isolation.base_dir, err, errlen);
 }
 
 int
@@ -187,6 +204,7 @@ cmd_api(struct cli *cli, int argc, char **argv)
 	if (cli_open_storage(1) == -1)
 		return 1;
 	app_keys_init();
+	crypto_server_init();
 	app.started_ms = mono_ms();
 	if (app.jwt_ephemeral)
 		log_error("*** auth.jwt_secret is not set: tokens are signed with "
@@ -220,6 +238,31 @@ cmd_api(struct cli *cli, int argc, char **argv)
 		log_info("listening on %s", listen_spec);
 	}
 
+	/* The helper is the one process this server ever creates. */
+	(void)sandbox_start();
+
+	/*
+	 * From here on the server cannot exec or fork, and (with Landlock)
+	 * sees only its own files. Every thread, the workers below and any
+	 * started later, inherits it: nothing that creates a thread may come
+	 * before this line, and nothing that needs a process may come after.
+	 */
+	if (selfguard_install(socket_path, &i, err, sizeof(err)) == -1) {
+		fprintf(stderr, "codumentor: %s\n", err);
+		log_error("%s", err);
+		return 1;
+	}
+	log_info("self-guard: no_exec %s, landlock %s",
+	    app.cfg.security.no_exec ? "on" : "off", i > 0 ? "on" : i == 0 ?
+	    "unavailable in this kernel" : "off");
+
+	/* Before requests: interrupted turns are marked failed first. */
+	if (engine_start(err, sizeof(err)) == -1) {
+		fprintf(stderr, "codumentor: %s\n", err);
+		log_error("%s", err);
+		return 1;
+	}
+
 	o = (struct fcgi_server_opts){
 		.listen_fd = fd,
 		.workers = app.cfg.server.workers,
@@ -248,11 +291,15 @@ cmd_api(struct cli *cli, int argc, char **argv)
 	}
 	log_info("signal %d: stopping (grace %d s)", sig,
 	    app.cfg.server.shutdown_grace_seconds);
+	/* Running turns stop unrecorded; the next start fails them. */
+	engine_stop();
 	i = fcgi_server_stop(srv, app.cfg.server.shutdown_grace_seconds);
 	if (socket_path != NULL) {
 		unlink(socket_path);
 		free(socket_path);
 	}
+	if (i == 0)
+		sandbox_stop();
 	log_info("stopped%s", i > 0 ? " with requests abandoned" : "");
 	log_close();
 	/* Worker threads that outlived the grace period still hold state. */
@@ -344,6 +391,58 @@ cmd_user(struct cli *cli, int argc, char **argv)
 	return 0;
 }
 
+/* `check`: the server's own confinement (selfguard.c), one line each. */
+static void
+check_selfguard(void)
+{
+	int abi = selfguard_landlock_abi();
+
+	if (!app.cfg.security.no_exec)
+		printf("security.no_exec: off (the server could start programs)\n");
+	else if (selfguard_arch() == NULL)
+		printf("security.no_exec: on, but not built for this "
+		    "architecture: `api` will refuse to start\n");
+	else
+		printf("security.no_exec: on (seccomp filter, %s)\n",
+		    selfguard_arch());
+	if (!app.cfg.security.landlock)
+		printf("security.landlock: off\n");
+	else if (abi > 0)
+		printf("security.landlock: on (Landlock ABI %d)\n", abi);
+	else
+		printf("security.landlock: on, but this kernel has no Landlock: "
+		    "not applied\n");
+}
+
+/* One line per sandbox prerequisite; 1 when isolation is on but unusable. */
+static int
+check_sandbox(void)
+{
+	struct sandbox_opts	o = { .quiet = 1 };
+	struct sandbox_check	v[16];
+	char			reason[512];
+	size_t			i, n;
+	int			avail;
+
+	(void)sandbox_start_opts(&o);
+	n = sandbox_checks(v, sizeof(v) / sizeof(v[0]));
+	avail = sandbox_available(reason, sizeof(reason));
+	for (i = 0; i < n; i++)
+		printf("sandbox.%s: %s: %s\n", v[i].name, v[i].ok == 1 ? "ok" :
+		    v[i].ok == 0 ? "FAILED" : "not tested", v[i].detail);
+	sandbox_stop();
+	if (!app.cfg.workspace_isolation.enabled) {
+		printf("sandbox: isolation disabled in the configuration: "
+		    "commands run on the host\n");
+		return 0;
+	}
+	if (avail)
+		printf("sandbox: available\n");
+	else
+		printf("sandbox: UNAVAILABLE: %s\n", reason);
+	return !avail;
+}
+
 static int
 cmd_check(struct cli *cli)
 {
@@ -354,14 +453,8 @@ cmd_check(struct cli *cli)
 	printf("instance_dir: %s\n", app.cfg.instance_dir);
 	printf("auth.jwt_secret: %s\n", app.cfg.auth.jwt_secret &&
 	    *app.cfg.auth.jwt_secret ? "set" : "NOT SET (plaintext stores)");
-	if (app.cfg.workspace_isolation.enabled) {
-		/* Fail closed until the sandbox helper is part of the build. */
-		printf("sandbox: unavailable: the sandbox helper is not part of "
-		    "this build\n");
-		bad = 1;
-	} else {
-		printf("sandbox: isolation disabled in the configuration\n");
-	}
+	check_selfguard();
+	bad = check_sandbox();
 	config_free(&app.cfg);
 	return bad;
 }

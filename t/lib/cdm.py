@@ -335,6 +335,9 @@ class Stack:
             # for a model.
             'llm.profiles.default.base_url': 'http://127.0.0.1:%d/v1' % free_port(),
             'llm.profiles.default.model': 'test-model',
+            # The seccomp blobs the build made; installed ones may be absent
+            # or from another version. (The helper is found beside the binary.)
+            'sandbox.seccomp_dir': os.path.join(BUILDDIR, 'sandbox', 'seccomp'),
         }
         if self.root:
             cfg['server.socket_group'] = 'www-data'
