@@ -3,42 +3,52 @@
 sending a chunk to an SSE client (through nginx, TLS) receiving the
 message.delta that carries it, with N turns streaming at once.
 
-The scripted LLM (t/lib/llm.py, in a process of its own so its threads do
-not share a GIL with the clients) writes the wall-clock time it sent each
-chunk into the chunk's text ("<t=1764740000.123456>"); each client parses
-the stamps out of the deltas it receives and subtracts them from its own
-clock at reception. What is measured therefore includes libcurl, the
+The scripted LLM (t/lib/llm.py, in a process of its own) writes the
+wall-clock time it sent each chunk into the chunk's text
+("<t=1764740000.123456>"). N event streams are read by one selector loop
+in one thread (bench/sseclient.py, as bench/sse.py reads them): the arrival
+of a chunk is the kernel's receive timestamp (SO_TIMESTAMPNS) of the TLS
+record that completed the message.delta frame carrying its stamp, so the
+client's own Python work (decrypting, de-chunking, parsing, waiting for its
+turn in the loop) is not in the figure. What is measured: libcurl, the
 parser, delta coalescing (engine.delta_flush_ms), the SQLite append, the
-bus, the FastCGI stream, nginx, TLS and the Python client -- everything
-between the model and the user.
+bus, the FastCGI stream, nginx, TLS encryption and loopback -- everything
+between the model and the user's socket.
 
-    python3 bench/relay.py [--turns 50] [--chunks 60] [--interval 0.05]
-                           [--flush-ms 20]
+The baseline is the same client reading the scripted LLM directly, N
+streams at once: plain HTTP (the scripted LLM speaks no TLS), arrival =
+kernel receive time of the recvmsg() completing the chunk. It is what the
+LLM process and loopback cost; "added" is the difference.
 
-Prints p50/p90/p99/max in milliseconds and whether p99 < 10 ms.
+The deltas' created_at in the event log (1 ms resolution, server clock =
+this clock) splits each chunk's path into model -> stored (engine) and
+stored -> arrival (bus, stream thread, FastCGI, nginx, TLS).
+
+    bench/relay.py [--turns 50] [--chunks 60] [--interval 0.05]
+                   [--flush-ms 20] [--runs 1]
+
 CDM_BUILDDIR as for the other benchmarks.
 """
 
 import argparse
+import calendar
+import json
 import multiprocessing
 import os
-import platform
 import re
+import shlex
+import sqlite3
 import sys
 import time
 
-import benchlib   # noqa: F401  (sets CDM_BUILDDIR, imports cdm)
-import cdm
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib   # noqa: E402
+from benchlib import cdm, percentile   # noqa: E402
+import sseclient   # noqa: E402
 
-sys.path.insert(0, os.path.join(benchlib.SRCDIR, 't', 'lib'))
-import llm   # noqa: E402
+import llm   # noqa: E402  (t/lib, on the path through benchlib)
 
 STAMP = re.compile(r'<t=([0-9.]+)>')
-
-
-def pct(v, p):
-    v = sorted(v)
-    return v[min(len(v) - 1, int(round(p / 100.0 * (len(v) - 1))))]
 
 
 def serve_llm(q, chunks, interval):
@@ -50,60 +60,81 @@ def serve_llm(q, chunks, interval):
         time.sleep(3600)
 
 
-def baseline(port, turns):
-    """The same clients reading the scripted LLM directly: what the
-    measuring itself costs (Python threads, loopback, the LLM process)."""
-    import http.client
-    import json
+class Turn:
+    __slots__ = ('conv', 'got', 'end')
 
-    def one(i):
-        c = http.client.HTTPConnection('127.0.0.1', port, timeout=60)
-        c.request('POST', '/v1/chat/completions', body=json.dumps({
-            'model': 'scripted', 'stream': True,
-            'messages': [{'role': 'user', 'content': '[[scenario:stamp]] base %d' % i}]}),
-            headers={'Content-Type': 'application/json'})
-        r = c.getresponse()
-        got = []
-        for line in r:
-            now = time.time()
-            got += [now - float(t) for t in STAMP.findall(line.decode())]
-            if line.startswith(b'data: [DONE]'):
-                break
-        c.close()
-        return got
-    res = cdm.parallel(turns, one, timeout=300)
-    return [x * 1000 for r in res if not isinstance(r, BaseException) for x in r]
+    def __init__(self, conv=None):
+        self.conv = conv
+        self.got = []        # (stamp, kernel arrival, decoded at, (conv, event id))
+        self.end = None      # the turn's end event type / '[DONE]'
 
 
-def stored_latency(s):
-    """Model -> stored: each delta's created_at (ms) in the event log minus
-    the stamps it carries. The rest of the path is stored -> client."""
-    import calendar
-    import json
-    import sqlite3
+class RelayStreams(sseclient.Streams):
+    """The N conversations' event streams through nginx."""
+
+    def on_body(self, c, ts, now):
+        for ev in sseclient.sse_events(c):
+            if ev.get('event') == 'message.delta':
+                text = json.loads(ev['data']).get('text', '')
+                key = (c.app.conv, int(ev['id']))
+                c.app.got += [(float(t), ts, now, key) for t in STAMP.findall(text)]
+            elif ev.get('event') in llm.END_TYPES:
+                c.app.end = ev['event']
+                self.finish(c)
+
+
+class LLMStreams(sseclient.Streams):
+    """The same client reading the scripted LLM's completions directly."""
+
+    def on_body(self, c, ts, now):
+        for ev in sseclient.sse_events(c):
+            d = ev.get('data', '')
+            if d == '[DONE]':
+                c.app.end = '[DONE]'
+                continue
+            for ch in json.loads(d).get('choices') or []:
+                c.app.got += [(float(t), ts, now, None)
+                              for t in STAMP.findall((ch.get('delta') or {}).get('content') or '')]
+
+    def on_end(self, c):
+        self.finish(c)
+
+
+def llm_request(c):
+    body = json.dumps({'model': 'scripted', 'stream': True, 'messages': [
+        {'role': 'user', 'content': '[[scenario:stamp]] base %d' % c.i}]}).encode()
+    return (b'POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n'
+            b'Content-Type: application/json\r\nContent-Length: %d\r\n'
+            b'Connection: close\r\n\r\n%s' % (len(body), body))
+
+
+def run_all(st, deadline):
+    st.run_until(lambda: all(c.state in ('done', 'failed', 'closed') for c in st.conns), deadline)
+
+
+def baseline(port, turns, chunks, interval):
+    st = LLMStreams(port, None, 64, llm_request)
+    st.open(turns)
+    for c in st.conns:
+        c.app = Turn()
+    run_all(st, time.monotonic() + chunks * interval + 60)
+    st.close_all()
+    return st
+
+
+def created_at(s):
+    """(conversation, event id) -> created_at of the message.delta events (time.time() clock)."""
     con = sqlite3.connect('file:%s?mode=ro' % s.db_path(), uri=True, timeout=10)
-    out = []
-    for created, data in con.execute("SELECT created_at, data FROM events WHERE type = 'message.delta'"):
-        t = calendar.timegm(time.strptime(created[:19], '%Y-%m-%dT%H:%M:%S')) + int(created[20:23]) / 1000.0
-        out += [(t - float(x)) * 1000 for x in STAMP.findall(json.loads(data)['text'])]
+    out = {}
+    for conv, eid, created in con.execute(
+            "SELECT conversation_id, id, created_at FROM events WHERE type = 'message.delta'"):
+        out[conv, eid] = (calendar.timegm(time.strptime(created[:19], '%Y-%m-%dT%H:%M:%S'))
+                    + int(created[20:23]) / 1000.0)
     con.close()
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--turns', type=int, default=50)
-    ap.add_argument('--chunks', type=int, default=60)
-    ap.add_argument('--interval', type=float, default=0.05)
-    ap.add_argument('--flush-ms', type=int, default=20)
-    a = ap.parse_args()
-
-    benchlib.raise_nofile(4096)
-    q = multiprocessing.Queue()
-    child = multiprocessing.Process(target=serve_llm, args=(q, a.chunks, a.interval), daemon=True)
-    child.start()
-    port = q.get(timeout=30)
-    base = baseline(port, a.turns)
+def one_run(a, port):
     cfg = {'llm.profiles.default.base_url': 'http://127.0.0.1:%d/v1' % port,
            'llm.profiles.default.model': 'scripted',
            'engine.workers': a.turns + 8,
@@ -111,55 +142,116 @@ def main():
            'server.workers': a.turns * 2 + 16,
            'server.max_streams': a.turns * 2 + 16,
            'log.level': 'warn'}
-    lat = []
+    base = baseline(port, a.turns, a.chunks, a.interval)
+    with cdm.Stack(config=cfg) as s:
+        u = s.new_user('bench')
+        convs = [s.create_conversation(u.token, 'relay %d' % i) for i in range(a.turns)]
+        st = RelayStreams(s.port, s.ssl_context(), 64,
+                          lambda c: sseclient.get_request('/api/conversations/%s/events' % convs[c.i],
+                                                          u.token))
+        st.open(a.turns)
+        for c in st.conns:
+            c.app = Turn(convs[c.i])
+        st.run_until(lambda: st.connected + st.failed >= a.turns, time.monotonic() + 60)
+        t0 = time.monotonic()
+        # The POSTs block the loop for a moment; arrivals are kernel
+        # timestamps, so what waits in the socket meanwhile is timed right.
+        for i, conv in enumerate(convs):
+            llm.post(s, u, conv, '[[scenario:stamp]] go')
+            st.poll(0)
+        run_all(st, time.monotonic() + a.chunks * a.interval + 120)
+        wall = time.monotonic() - t0
+        st.close_all()
+        stored = created_at(s)
+    return base, st, stored, wall
+
+
+def ms_line(v):
+    v = sorted(v)
+    if not v:
+        return 'none'
+    return 'p50 %.2f  p90 %.2f  p99 %.2f  max %.2f' % (
+        percentile(v, 50), percentile(v, 90), percentile(v, 99), v[-1])
+
+
+def report(a, base, st, stored, wall):
+    want = a.turns * a.chunks
+    bad = [c for c in st.conns if c.app.end != 'turn.completed']
+    lat, seen, m2s, s2a = [], [], [], []
+    for c in st.conns:
+        for stamp, ts, now, eid in c.app.got:
+            lat.append((ts - stamp) * 1000)
+            seen.append((now - stamp) * 1000)
+            if eid in stored:
+                m2s.append(((stored[eid] - stamp) * 1000, (ts - stamp) * 1000))
+                s2a.append((ts - stored[eid]) * 1000)
+    blat = [(ts - stamp) * 1000 for c in base.conns for stamp, ts, _, _ in c.app.got]
+    bseen = [(now - stamp) * 1000 for c in base.conns for stamp, _, now, _ in c.app.got]
+    bbad = [c for c in base.conns if c.app.end != '[DONE]']
+    print('relay: %d turns x %d chunks every %.0f ms, delta_flush_ms %d' % (
+        a.turns, a.chunks, a.interval * 1000, a.flush_ms))
+    if bad or st.failed:
+        print('  %d turns did not complete; stream errors: %s' % (
+            len(bad), dict(st.errors) or 'none'))
+    print('  chunks measured: %d of %d; wall %.1f s; reads without a kernel timestamp: %d'
+          ' (baseline %d)' % (len(lat), want, wall, st.no_ts, base.no_ts))
+    print('  model -> client socket (kernel receive time) ms:  %s' % ms_line(lat))
+    if m2s:
+        print('    model -> stored (created_at, truncated to 1 ms): %s' % ms_line([x for x, _ in m2s]))
+        print('    stored -> client socket:                         %s' % ms_line(s2a))
+        tail = sorted(m2s, key=lambda x: x[1])[-max(1, len(m2s) // 100):]
+        eng = sum(x for x, _ in tail) / len(tail)
+        tot = sum(y for _, y in tail) / len(tail)
+        print('    slowest 1%% of chunks (mean %.1f ms): %.1f ms before stored, %.1f ms after'
+              % (tot, eng, tot - eng))
+    print('  (the client decoded them: %s)' % ms_line(seen))
+    print('  baseline, same client reading the scripted LLM directly (plain HTTP, no TLS):')
+    if bbad:
+        print('    %d of its streams did not end with [DONE]' % len(bbad))
+    print('    model -> client socket ms: %s  (%d chunks)' % (ms_line(blat), len(blat)))
+    print('    (the client decoded them: %s)' % ms_line(bseen))
+    if lat and blat:
+        added = percentile(sorted(lat), 99) - percentile(sorted(blat), 99)
+        print('  p99 added by the server path: %.2f ms; target < 10 ms: %s' % (
+            added, 'met' if added < 10 else 'NOT met'))
+        return added, not bad
+    return None, False
+
+
+def loadavg():
+    with open('/proc/loadavg') as f:
+        return ' '.join(f.read().split()[:3])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[1])
+    ap.add_argument('--turns', type=int, default=50)
+    ap.add_argument('--chunks', type=int, default=60)
+    ap.add_argument('--interval', type=float, default=0.05)
+    ap.add_argument('--flush-ms', type=int, default=20)
+    ap.add_argument('--runs', type=int, default=1, help='repeat the measurement (1)')
+    a = ap.parse_args()
+
+    benchlib.raise_nofile(4096)
+    print('# bench/relay: %s; load average %s' % (time.strftime('%Y-%m-%d %H:%M:%S %Z'), loadavg()))
+    for line in benchlib.machine():
+        print('# ' + line)
+    print('# ' + benchlib.build_flags())
+    q = multiprocessing.Queue()
+    child = multiprocessing.Process(target=serve_llm, args=(q, a.chunks, a.interval), daemon=True)
+    child.start()
+    ok = True
     try:
-        with cdm.Stack(config=cfg) as s:
-            u = s.new_user('bench')
-            convs = [s.create_conversation(u.token, 'relay %d' % i) for i in range(a.turns)]
-            streams = [s.open_stream(c, u.token, timeout=30) for c in convs]
-
-            def one(i):
-                tid = llm.post(s, u, convs[i], '[[scenario:stamp]] go')
-                got = []
-                deadline = time.monotonic() + 120
-                while time.monotonic() < deadline:
-                    ev = streams[i].next_event(timeout=deadline - time.monotonic())
-                    now = time.time()
-                    if ev.type == 'message.delta':
-                        got += [now - float(t) for t in STAMP.findall(ev.data['text'])]
-                    elif ev.type in llm.END_TYPES and ev.data.get('turn_id') == tid:
-                        return got, ev.type
-                raise TimeoutError('turn %d did not end' % i)
-
-            t0 = time.monotonic()
-            res = cdm.parallel(a.turns, one, timeout=300)
-            wall = time.monotonic() - t0
-            stored = stored_latency(s)
+        port = q.get(timeout=30)
+        for r in range(a.runs):
+            res = one_run(a, port)
+            print('run %d of %d (load average after: %s)' % (r + 1, a.runs, loadavg()))
+            added, done = report(a, *res)
+            ok = ok and added is not None and done
     finally:
         child.terminate()
-    bad = [r for r in res if isinstance(r, BaseException) or r[1] != 'turn.completed']
-    for r in res:
-        if not isinstance(r, BaseException):
-            lat += r[0]
-    if bad:
-        print('%d turns did not complete: %r' % (len(bad), bad[:3]))
-    ms = [x * 1000 for x in lat]
-    want = a.turns * a.chunks
-    print('relay: %d turns x %d chunks every %.0f ms, delta_flush_ms %d, %s, %d cores'
-          % (a.turns, a.chunks, a.interval * 1000, a.flush_ms, platform.machine(), os.cpu_count()))
-    print('chunks measured: %d of %d; wall %.1f s' % (len(ms), want, wall))
-    if ms:
-        print('latency ms: p50 %.2f  p90 %.2f  p99 %.2f  max %.2f'
-              % (pct(ms, 50), pct(ms, 90), pct(ms, 99), max(ms)))
-        if stored:
-            print('of which model -> stored (event created_at, 1 ms resolution): p50 %.1f  p99 %.1f'
-                  % (pct(stored, 50), pct(stored, 99)))
-        print('baseline ms (clients reading the LLM directly): p50 %.2f  p90 %.2f  p99 %.2f  max %.2f'
-              % (pct(base, 50), pct(base, 90), pct(base, 99), max(base)))
-        added = pct(ms, 99) - pct(base, 99)
-        print('p99 added by the server path: %.2f ms; target < 10 ms: %s'
-              % (added, 'met' if added < 10 else 'NOT met'))
-    return 0 if ms and not bad else 1
+    print('reproduce: bench/relay.py %s' % ' '.join(shlex.quote(x) for x in sys.argv[1:]))
+    return 0 if ok else 1
 
 
 if __name__ == '__main__':

@@ -31,252 +31,30 @@ Everything goes to 127.0.0.1. Bounded: each phase has a deadline.
 
 import argparse
 import collections
-import errno
 import http.client
 import json
 import os
 import re
-import selectors
 import shlex
-import socket
-import ssl
-import struct
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib   # noqa: E402
 from benchlib import cdm, percentile, rss_kib, threads, mib   # noqa: E402
+import sseclient   # noqa: E402
 
-SO_TIMESTAMPNS = getattr(socket, 'SO_TIMESTAMPNS', 35)
-SCM_TIMESTAMPNS = SO_TIMESTAMPNS
-TS_SPACE = socket.CMSG_SPACE(16)
 MARK_RE = re.compile(rb'@@EVT(\d{5})@@')
 
 
-class Conn:
-    __slots__ = ('i', 'sock', 'state', 'ssl', 'inb', 'outb', 'pending', 'rec',
-                 'need', 'plain', 'chunk_left', 'body', 'status', 'error', 'arrivals',
-                 'seen_at', 'ts_ok', 'opened', 'head_at')
+class Streams(sseclient.Streams):
+    """The event streams of one conversation: the arrival of event k on a
+    stream is the kernel receive time of the record completing its marker."""
 
-    def __init__(self, i):
-        self.i = i
-        self.sock = None
-        self.state = 'new'
-        self.pending = b''          # ciphertext not yet sent
-        self.rec = bytearray()      # the TLS record being read
-        self.need = 5               # bytes still wanted for it
-        self.plain = bytearray()    # decrypted, not yet parsed
-        self.chunk_left = None
-        self.body = bytearray()     # de-chunked body, tail kept for markers
-        self.status = None
-        self.error = None
-        self.arrivals = {}          # k -> kernel receive time (time.time() clock)
-        self.seen_at = {}           # k -> time.time() when the client decoded it
-        self.ts_ok = True
-
-
-class Streams:
     def __init__(self, port, path, token, ctx, parallel):
-        self.port, self.path, self.token, self.ctx = port, path, token, ctx
-        self.parallel = parallel
-        self.sel = selectors.DefaultSelector()
-        self.conns = []
-        self.in_flight = 0
-        self.todo = collections.deque()
-        self.connected = 0
-        self.failed = 0
-        self.errors = collections.Counter()
-        self.req = ('GET %s HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\n'
-                    'Authorization: Bearer %s\r\nConnection: close\r\n\r\n' % (path, token)).encode()
-        self.no_ts = 0
+        super().__init__(port, ctx, parallel, sseclient.get_request(path, token))
 
-    # -- opening
-
-    def open(self, n):
-        self.conns = [Conn(i) for i in range(n)]
-        self.todo.extend(self.conns)
-        self._start_more()
-
-    def _start_more(self):
-        while self.todo and self.in_flight < self.parallel:
-            c = self.todo.popleft()
-            self.in_flight += 1
-            c.opened = time.monotonic()
-            try:
-                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            except OSError as e:
-                self._fail(c, 'socket(): %s' % e.strerror)
-                continue
-            s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            s.setblocking(False)
-            c.sock = s
-            rc = s.connect_ex(('127.0.0.1', self.port))
-            if rc not in (0, errno.EINPROGRESS):
-                self._fail(c, 'connect: %s' % os.strerror(rc))
-                continue
-            c.state = 'connecting'
-            self.sel.register(s, selectors.EVENT_WRITE, c)
-
-    def _fail(self, c, why):
-        if c.state in ('failed', 'closed'):
-            return
-        was_open = c.state == 'open'
-        c.state = 'failed'
-        c.error = why
-        self.errors[re.sub(r'\d+', 'N', why)[:120]] += 1
-        if was_open:
-            self.connected -= 1
-        else:
-            self.in_flight -= 1
-        self.failed += 1
-        if c.sock is not None:
-            try:
-                self.sel.unregister(c.sock)
-            except (KeyError, ValueError):
-                pass
-            c.sock.close()
-            c.sock = None
-        self._start_more()
-
-    # -- I/O
-
-    def _flush(self, c):
-        if c.ssl is not None:
-            c.pending += c.outb.read()
-        while c.pending:
-            try:
-                n = c.sock.send(c.pending)
-            except BlockingIOError:
-                break
-            c.pending = c.pending[n:]
-        want = selectors.EVENT_READ | (selectors.EVENT_WRITE if c.pending else 0)
-        self.sel.modify(c.sock, want, c)
-
-    def _handshake(self, c):
-        try:
-            c.ssl.do_handshake()
-        except ssl.SSLWantReadError:
-            self._flush(c)
-            return
-        except ssl.SSLError as e:
-            self._fail(c, 'TLS: %s' % e.reason)
-            return
-        c.state = 'head'
-        c.ssl.write(self.req)
-        self._flush(c)
-
-    def _read_records(self, c):
-        """Read whole TLS records, one recvmsg() each where possible; feed
-        each to the TLS object with its kernel receive time."""
-        while c.sock is not None:
-            try:
-                data, anc, _, _ = c.sock.recvmsg(c.need, TS_SPACE)
-            except BlockingIOError:
-                return
-            except ConnectionError as e:
-                self._fail(c, 'recv: %s' % e.strerror)
-                return
-            if not data:
-                self._fail(c, 'closed by the server (state %s)' % c.state)
-                return
-            ts = None
-            for level, typ, cd in anc:
-                if level == socket.SOL_SOCKET and typ == SCM_TIMESTAMPNS and len(cd) >= 16:
-                    sec, nsec = struct.unpack('qq', cd[:16])
-                    ts = sec + nsec * 1e-9
-            if ts is None:
-                ts = time.time()
-                self.no_ts += 1
-            c.rec += data
-            c.need -= len(data)
-            if c.need > 0:
-                continue
-            if len(c.rec) == 5:                 # a record header: now its body
-                c.need = struct.unpack('!H', bytes(c.rec[3:5]))[0]
-                if c.need > 0:
-                    continue
-            c.inb.write(bytes(c.rec))
-            c.rec.clear()
-            c.need = 5
-            if c.state == 'handshake':
-                self._handshake(c)
-                continue
-            self._decrypt(c, ts)
-
-    def _decrypt(self, c, ts):
-        while True:
-            try:
-                p = c.ssl.read(65536)
-            except ssl.SSLWantReadError:
-                break
-            except ssl.SSLZeroReturnError:
-                self._fail(c, 'TLS closed by the server (state %s)' % c.state)
-                return
-            except ssl.SSLError as e:
-                self._fail(c, 'TLS: %s' % e.reason)
-                return
-            if not p:
-                break
-            c.plain += p
-        if c.pending or c.outb.pending:
-            self._flush(c)
-        if c.state == 'head':
-            i = c.plain.find(b'\r\n\r\n')
-            if i < 0:
-                return
-            head = bytes(c.plain[:i]).decode('iso-8859-1')
-            del c.plain[:i + 4]
-            try:
-                c.status = int(head.split('\r\n', 1)[0].split()[1])
-            except (IndexError, ValueError):
-                self._fail(c, 'bad response head %r' % head[:60])
-                return
-            if c.status != 200:
-                self._fail(c, 'HTTP %d %s' % (c.status, bytes(c.plain[:120]).decode('utf-8', 'replace')))
-                return
-            if 'chunked' not in head.lower():
-                c.chunk_left = -2           # not chunked: body as is
-            c.state = 'open'
-            c.head_at = time.monotonic()
-            self.in_flight -= 1
-            self.connected += 1
-            self._start_more()
-        if c.state == 'open':
-            self._body(c, ts)
-
-    def _body(self, c, ts):
-        if c.chunk_left == -2:
-            c.body += c.plain
-            c.plain.clear()
-        else:
-            while c.plain:
-                if c.chunk_left is None:
-                    i = c.plain.find(b'\r\n')
-                    if i < 0:
-                        break
-                    size = int(bytes(c.plain[:i]).split(b';')[0] or b'0', 16)
-                    del c.plain[:i + 2]
-                    if size == 0:
-                        self._fail(c, 'stream ended by the server')
-                        return
-                    c.chunk_left = size
-                else:
-                    n = min(c.chunk_left, len(c.plain))
-                    c.body += c.plain[:n]
-                    del c.plain[:n]
-                    c.chunk_left -= n
-                    if c.chunk_left == 0:
-                        if len(c.plain) < 2:
-                            c.chunk_left = 0
-                            break
-                        del c.plain[:2]
-                        c.chunk_left = None
-                if c.chunk_left == 0 and len(c.plain) >= 2:
-                    del c.plain[:2]
-                    c.chunk_left = None
-        now = time.time()
+    def on_body(self, c, ts, now):
         for m in MARK_RE.finditer(c.body):
             k = int(m.group(1))
             if k not in c.arrivals:
@@ -284,41 +62,6 @@ class Streams:
                 c.seen_at[k] = now
         if len(c.body) > 64:
             del c.body[:-32]     # a marker is 14 bytes: keep enough of the tail
-
-    def poll(self, timeout):
-        for key, ev in self.sel.select(timeout):
-            c = key.data
-            if c.sock is None:
-                continue
-            if c.state == 'connecting':
-                err = c.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                if err:
-                    self._fail(c, 'connect: %s' % os.strerror(err))
-                    continue
-                c.inb, c.outb = ssl.MemoryBIO(), ssl.MemoryBIO()
-                c.ssl = self.ctx.wrap_bio(c.inb, c.outb, server_hostname=None)
-                c.state = 'handshake'
-                self._handshake(c)
-                continue
-            if ev & selectors.EVENT_WRITE and c.pending:
-                self._flush(c)
-            if ev & selectors.EVENT_READ and c.sock is not None:
-                self._read_records(c)
-
-    def run_until(self, pred, deadline):
-        while time.monotonic() < deadline and not pred():
-            self.poll(min(0.05, max(0, deadline - time.monotonic())))
-
-    def close_all(self):
-        for c in self.conns:
-            if c.sock is not None:
-                try:
-                    self.sel.unregister(c.sock)
-                except (KeyError, ValueError):
-                    pass
-                c.sock.close()
-                c.sock = None
-                c.state = 'closed'
 
 
 def post(port, ctx, token, conv, content, timeout=10):
