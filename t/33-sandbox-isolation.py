@@ -121,6 +121,12 @@ for label, user in sbx.identities():
                    '%s: /workspace and /usr are mounted' % label)
             r = env.cli('sandbox', 'run', '--', 'sh', '-c', 'echo x > /usr/x; echo y > /etc/passwd')
             tap.isnt(r.returncode, 0, '%s: system directories are read-only' % label)
+            r = env.cli('sandbox', 'run', '--', 'sh', '-c',
+                        'echo y >> /etc/passwd 2>/dev/null && echo WROTE; cat /etc/passwd')
+            with open('/etc/passwd') as f:
+                host_passwd = f.read()
+            tap.ok('WROTE' not in r.stdout, '%s: /etc/passwd is read-only inside' % label)
+            tap.is_(r.stdout, host_passwd, '%s: /etc/passwd inside is the host file' % label)
     finally:
         os.unlink(os.path.join(ssh, fake))
         if made_ssh:
