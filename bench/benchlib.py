@@ -112,3 +112,34 @@ def percentile(sorted_vals, p):
         return float('nan')
     k = max(0, min(len(sorted_vals) - 1, int(round(p / 100.0 * len(sorted_vals) + 0.5)) - 1))
     return sorted_vals[k]
+
+
+def cpu_ticks(pids):
+    """utime + stime, in clock ticks, summed over PIDS (gone ones count 0)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open('/proc/%d/stat' % pid) as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+            total += int(fields[11]) + int(fields[12])     # utime + stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def descendants(pid):
+    """PID and all its descendants (from /proc/*/stat ppid)."""
+    parent = {}
+    for d in os.listdir('/proc'):
+        if d.isdigit():
+            try:
+                with open('/proc/%s/stat' % d) as f:
+                    parent[int(d)] = int(f.read().rsplit(')', 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(c for c, pp in parent.items() if pp == p)
+    return out

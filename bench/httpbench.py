@@ -104,36 +104,6 @@ def get(port, path, token=None):
         conn.close()
 
 
-def cpu_ticks(pids):
-    total = 0
-    for pid in pids:
-        try:
-            with open('/proc/%d/stat' % pid) as f:
-                fields = f.read().rsplit(')', 1)[1].split()
-            total += int(fields[11]) + int(fields[12])     # utime + stime
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
-
-
-def descendants(pid):
-    """PID and all its descendants (from /proc/*/stat ppid)."""
-    parent = {}
-    for d in os.listdir('/proc'):
-        if d.isdigit():
-            try:
-                with open('/proc/%s/stat' % d) as f:
-                    parent[int(d)] = int(f.read().rsplit(')', 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(c for c, pp in parent.items() if pp == p)
-    return out
-
-
 def children_cpu():
     """CPU seconds of our reaped children (wrk)."""
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -248,12 +218,12 @@ def main():
                 sys.exit('fastapi peer accepted a bad signature')
 
             stacks = [('codumentor', s.port, lambda: [s.server_pid]),
-                      ('fastapi', s.peer_port, lambda: descendants(peer.pid))]
+                      ('fastapi', s.peer_port, lambda: benchlib.descendants(peer.pid))]
             if args.only:
                 stacks = [x for x in stacks if x[0] == args.only]
             if not args.no_ceiling:
                 stacks.append(('nginx-only', s.peer_port, lambda: []))
-            nginx_pids = lambda: descendants(s.nginx_proc.pid)   # noqa: E731
+            nginx_pids = lambda: benchlib.descendants(s.nginx_proc.pid)   # noqa: E731
             endpoints = [('GET /api/health', '/api/health', False),
                          ('GET /api/conversations', '/api/conversations', True)]
             lua = os.path.join(HERE, 'auth.lua')
@@ -276,13 +246,13 @@ def main():
                                            stdout=subprocess.DEVNULL, timeout=args.warmup + 30)
                         cmd = base + ['-d%ds' % args.duration, '--latency', url]
                         ap_, np_ = app_pids(), nginx_pids()
-                        c0, n0, t0 = cpu_ticks(ap_), cpu_ticks(np_), time.monotonic()
+                        c0, n0, t0 = benchlib.cpu_ticks(ap_), benchlib.cpu_ticks(np_), time.monotonic()
                         w0, m0 = children_cpu(), machine_busy()
                         w = subprocess.run(cmd, env=wenv, stdout=subprocess.PIPE,
                                            stderr=subprocess.STDOUT, text=True,
                                            timeout=args.duration + 60)
                         r = parse_wrk(w.stdout)
-                        c1, n1, t1 = cpu_ticks(ap_), cpu_ticks(np_), time.monotonic()
+                        c1, n1, t1 = benchlib.cpu_ticks(ap_), benchlib.cpu_ticks(np_), time.monotonic()
                         w1, m1 = children_cpu(), machine_busy()
                         r['wrk_cpu'] = (w1 - w0) / (t1 - t0) * 100
                         r['all_cpu'] = (m1[0] - m0[0]) / max(1, m1[1] - m0[1]) * 100 * os.cpu_count()

@@ -82,35 +82,6 @@ def post(port, ctx, token, conv, content, timeout=10):
         conn.close()
 
 
-def ticks(pids):
-    total = 0
-    for p in pids:
-        try:
-            with open('/proc/%d/stat' % p) as f:
-                v = f.read().rsplit(')', 1)[1].split()
-            total += int(v[11]) + int(v[12])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
-
-
-def descendants(pid):
-    parent = {}
-    for d in os.listdir('/proc'):
-        if d.isdigit():
-            try:
-                with open('/proc/%s/stat' % d) as f:
-                    parent[int(d)] = int(f.read().rsplit(')', 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(c for c, pp in parent.items() if pp == p)
-    return out
-
-
 def ctx_switches(pid):
     """(voluntary, involuntary) context switches summed over PID's threads."""
     vol = inv = 0
@@ -225,8 +196,8 @@ def main():
 
         # Publish.
         hz = os.sysconf('SC_CLK_TCK')
-        ngx = lambda: descendants(s.nginx_proc.pid)   # noqa: E731
-        p0 = (ticks([pid]) / hz, ticks(ngx()) / hz, sum(os.times()[:2]), machine_busy(),
+        ngx = lambda: benchlib.descendants(s.nginx_proc.pid)   # noqa: E731
+        p0 = (benchlib.cpu_ticks([pid]) / hz, benchlib.cpu_ticks(ngx()) / hz, sum(os.times()[:2]), machine_busy(),
               time.monotonic())
         cs0 = ctx_switches(pid)
         sent, post_ms = {}, []
@@ -253,7 +224,7 @@ def main():
         def all_in():
             return all(len(c.arrivals) >= len(sent) for c in st.conns if c.state == 'open')
         st.run_until(all_in, time.monotonic() + 10)
-        p1 = (ticks([pid]) / hz, ticks(ngx()) / hz, sum(os.times()[:2]), machine_busy(),
+        p1 = (benchlib.cpu_ticks([pid]) / hz, benchlib.cpu_ticks(ngx()) / hz, sum(os.times()[:2]), machine_busy(),
               time.monotonic())
         cs1 = ctx_switches(pid)
         frames = max(1, len(sent) * st.connected)
