@@ -234,6 +234,16 @@ api_bool_field(struct http_request *req, struct json_object *obj,
 }
 
 void
+api_reply_list(struct http_request *req, const char *key,
+    struct json_object *arr)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, key, arr);
+	http_reply_json(req, 200, o);
+}
+
+void
 api_fail(struct http_request *req)
 {
 	if (db_last_busy())

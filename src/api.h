@@ -39,6 +39,10 @@ int	api_string_field(struct http_request *req, struct json_object *obj,
 int	api_bool_field(struct http_request *req, struct json_object *obj,
 	    const char *key, bool *out);
 
+/* 200 {"KEY": ARR}: the shape of every list answer; takes ownership of arr. */
+void	api_reply_list(struct http_request *req, const char *key,
+	    struct json_object *arr);
+
 /* Answer a failed storage call: 503 when the database was busy, else 500. */
 void	api_fail(struct http_request *req);
 void	api_not_found(struct http_request *req);

@@ -37,15 +37,13 @@ void
 api_conv_list(struct http_request *req, const struct route_params *p, void *c)
 {
 	struct api_ctx		*ctx = c;
-	struct json_object	*arr, *o;
+	struct json_object	*arr;
 
 	if ((arr = conv_list_for_user(ctx->user.id)) == NULL) {
 		api_fail(req);
 		return;
 	}
-	o = json_object_new_object();
-	json_object_object_add(o, "conversations", arr);
-	http_reply_json(req, 200, o);
+	api_reply_list(req, "conversations", arr);
 }
 
 void
@@ -132,7 +130,7 @@ api_messages_list(struct http_request *req, const struct route_params *p,
     void *c)
 {
 	struct conversation	 conv;
-	struct json_object	*arr, *o;
+	struct json_object	*arr;
 
 	if (own_conversation(req, p->v[0], c, &conv) == -1)
 		return;
@@ -140,9 +138,7 @@ api_messages_list(struct http_request *req, const struct route_params *p,
 		api_fail(req);
 		return;
 	}
-	o = json_object_new_object();
-	json_object_object_add(o, "messages", arr);
-	http_reply_json(req, 200, o);
+	api_reply_list(req, "messages", arr);
 }
 
 void

@@ -44,7 +44,7 @@ api_secrets_list(struct http_request *req, const struct route_params *p,
 {
 	struct api_ctx		*ctx = c;
 	struct vault_entry	*e;
-	struct json_object	*o, *arr, *it;
+	struct json_object	*arr, *it;
 	size_t			 n, i;
 
 	if (vault_list(ctx->user.id, VAULT_SECRET, &e, &n) == -1) {
@@ -66,9 +66,7 @@ api_secrets_list(struct http_request *req, const struct route_params *p,
 		json_object_array_add(arr, it);
 	}
 	free(e);
-	o = json_object_new_object();
-	json_object_object_add(o, "secrets", arr);
-	http_reply_json(req, 200, o);
+	api_reply_list(req, "secrets", arr);
 }
 
 void
@@ -179,7 +177,7 @@ api_profiles_list(struct http_request *req, const struct route_params *p,
 {
 	struct api_ctx		*ctx = c;
 	struct user_profile	*u;
-	struct json_object	*o, *arr;
+	struct json_object	*arr;
 	size_t			 n, i;
 
 	if (user_profile_list(ctx->user.id, &u, &n) == -1) {
@@ -190,9 +188,7 @@ api_profiles_list(struct http_request *req, const struct route_params *p,
 	for (i = 0; i < n; i++)
 		json_object_array_add(arr, profile_to_json(&u[i]));
 	free(u);
-	o = json_object_new_object();
-	json_object_object_add(o, "profiles", arr);
-	http_reply_json(req, 200, o);
+	api_reply_list(req, "profiles", arr);
 }
 
 /* An optional number field within min..max; 0 (absent keeps *out) / -1. */
