@@ -45,6 +45,7 @@ struct child {
 	int		 timed_out;
 	int		 killed;
 	char		*upper;		/* one command at a time per workspace */
+	struct ns_pair	 ns;		/* its overlay, when not held by hold.c */
 };
 
 static struct helper_conf	conf;
@@ -82,7 +83,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: codumentor-sandbox --parent PID --bwrap PATH "
 	    "--base DIR --seccomp-mode audit|enforce|off [--seccomp-blob FILE] "
-	    "[--no-isolation] [--allow-net]\n"
+	    "[--keep-mounted SECONDS] [--no-isolation] [--allow-net]\n"
 	    "It is started by codumentor with its socket on fd %d; it is not "
 	    "meant to be run by hand.\n", SBX_HELPER_SOCK_FD);
 	exit(2);
@@ -157,6 +158,12 @@ parse_args(int argc, char **argv, pid_t *parent)
 			conf.seccomp_path = argv[++i];
 		else if (strcmp(argv[i], "--seccomp-mode") == 0)
 			conf.seccomp_mode = argv[++i];
+		else if (strcmp(argv[i], "--keep-mounted") == 0) {
+			v = strtol(argv[++i], &end, 10);
+			if (*end != '\0' || v < 0 || v > 86400)
+				usage();
+			conf.keep_ms = (int64_t)v * 1000;
+		}
 		else
 			usage();
 	}
@@ -256,6 +263,18 @@ child_by_id(uint32_t id)
 	return NULL;
 }
 
+/* A command runs in the workspace of this upper layer. */
+static int
+busy(const char *upper)
+{
+	size_t i;
+
+	for (i = 0; i < CHILDREN_MAX; i++)
+		if (children[i].id != 0 && strcmp(children[i].upper, upper) == 0)
+			return 1;
+	return 0;
+}
+
 static void
 child_kill(struct child *ch)
 {
@@ -273,8 +292,10 @@ on_spawn(struct sbx_msg *m)
 	struct spawn_req	 r;
 	struct spawned		 sp;
 	struct child		*ch = NULL;
+	const struct ns_pair	*join;
 	char			 err[SBX_REASON_MAX];
 	size_t			 i;
+	int			 rc;
 
 	if (m->nfds < 1 || m->nfds > 2) {
 		reply_error(m->hdr.id, "SPAWN carries 1 or 2 descriptors, not %d",
@@ -313,16 +334,35 @@ on_spawn(struct sbx_msg *m)
 		return;
 	}
 	json_object_put(o);
-	for (i = 0; i < CHILDREN_MAX; i++)
-		if (children[i].id != 0 && strcmp(children[i].upper, r.upper) == 0) {
-			reply_error(m->hdr.id, "another command is running in "
-			    "this workspace");
-			spawn_req_free(&r);
-			return;
-		}
+	if (busy(r.upper)) {
+		reply_error(m->hdr.id, "another command is running in this "
+		    "workspace");
+		spawn_req_free(&r);
+		return;
+	}
 	r.out_fd = m->fds[0];
 	r.err_fd = m->fds[m->nfds - 1];
-	if (spawn_start(&conf, &r, &sp, err, sizeof(err)) == -1) {
+	/*
+	 * The namespaces come back even when nothing is held between
+	 * commands: closed after the exit is reported, their teardown (the
+	 * overlay's unmount) is not part of the command's time.
+	 */
+	r.hold = r.hold && conf.isolation;
+	join = r.hold && hold_enabled() ? hold_find(&r) : NULL;
+	rc = spawn_start(&conf, &r, join, &sp, err, sizeof(err));
+	if (rc == -1 && join != NULL && strncmp(err, "hold:", 5) == 0) {
+		/* The held overlay cannot be entered: mount a fresh one. */
+		logmsg("request %u: %s; mounting the overlay again", m->hdr.id,
+		    err);
+		hold_forget(r.upper);
+		join = NULL;
+		rc = spawn_start(&conf, &r, NULL, &sp, err, sizeof(err));
+	}
+	if (rc == 0 && sp.ns.user >= 0 && hold_enabled()) {
+		hold_add(&r, sp.ns);
+		sp.ns.user = sp.ns.mnt = -1;
+	}
+	if (rc == -1) {
 		logmsg("request %u: sandbox setup failed: %s", m->hdr.id, err);
 		reply_error(m->hdr.id, "sandbox setup failed: %s", err);
 		spawn_req_free(&r);
@@ -334,6 +374,7 @@ on_spawn(struct sbx_msg *m)
 	ch->deadline = r.timeout_ms ? mono_now() + r.timeout_ms : 0;
 	ch->timed_out = ch->killed = 0;
 	ch->upper = r.upper;
+	ch->ns = sp.ns;
 	r.upper = NULL;
 	spawn_req_free(&r);
 	o = json_object_new_object();
@@ -355,6 +396,57 @@ on_kill(const struct sbx_msg *m)
 	child_kill(ch);
 }
 
+/*
+ * FORGET: the server changed a workspace's layers itself. The held
+ * overlay is replaced by a fresh mount now, off the path of the next
+ * command (an edit is usually followed by a run). No reply.
+ */
+static void
+on_forget(const struct sbx_msg *m)
+{
+	struct json_object	*o, *v;
+	const char		*upper;
+
+	o = json_tokener_parse(m->body);
+	if (o == NULL || !json_object_object_get_ex(o, "upper", &v) ||
+	    !json_object_is_type(v, json_type_string)) {
+		reply_error(m->hdr.id, "FORGET: expected {\"upper\": path}");
+		json_object_put(o);
+		return;
+	}
+	upper = json_object_get_string(v);
+	hold_refresh(&conf, upper, busy(upper));
+	json_object_put(o);
+}
+
+/*
+ * PREPARE: a turn starts in this workspace; mount its overlay now so that
+ * the turn's first command finds it held. A refusal is answered (the
+ * server sent paths it must not); a failure to mount is not: the command
+ * will meet it, and report it, when it runs. No reply otherwise.
+ */
+static void
+on_prepare(const struct sbx_msg *m)
+{
+	struct json_object	*o;
+	struct spawn_req	 r;
+	char			 err[SBX_REASON_MAX];
+
+	if (!available || !conf.isolation || !hold_enabled())
+		return;
+	o = json_tokener_parse(m->body);
+	if (spawn_parse_layers(&conf, o, &r, err, sizeof(err)) == -1) {
+		reply_error(m->hdr.id, "PREPARE: %s", err);
+		goto out;
+	}
+	/* A command running there has its overlay already. */
+	if (!busy(r.upper))
+		hold_prepare(&conf, &r);
+out:
+	spawn_req_free(&r);
+	json_object_put(o);
+}
+
 /* The one dispatch function of this side: every type is answered. */
 static void
 dispatch(struct sbx_msg *m)
@@ -362,6 +454,12 @@ dispatch(struct sbx_msg *m)
 	switch (m->hdr.type) {
 	case SBX_SPAWN:
 		on_spawn(m);
+		break;
+	case SBX_FORGET:
+		on_forget(m);
+		break;
+	case SBX_PREPARE:
+		on_prepare(m);
 		break;
 	case SBX_KILL:
 		on_kill(m);
@@ -398,6 +496,10 @@ child_exited(struct child *ch, int st)
 	send_json(SBX_EXITED, ch->id, o);
 	if (ch->status_fd >= 0)
 		close(ch->status_fd);
+	if (ch->ns.user >= 0) {
+		close(ch->ns.user);
+		close(ch->ns.mnt);
+	}
 	free(ch->upper);
 	memset(ch, 0, sizeof(*ch));
 }
@@ -462,7 +564,7 @@ main(int argc, char **argv)
 	sigset_t		set;
 	pid_t			parent;
 	size_t			n;
-	int			sfd, rc;
+	int			sfd, rc, timeout, held;
 
 	parse_args(argc, argv, &parent);
 	fds_clean();
@@ -491,8 +593,13 @@ main(int argc, char **argv)
 	pfd[0].events = POLLIN;
 	pfd[1].fd = sfd;
 	pfd[1].events = POLLIN;
+	hold_init(conf.keep_ms);
 	for (;;) {
-		rc = poll(pfd, 2, deadlines());
+		timeout = deadlines();
+		held = hold_expire();
+		if (held >= 0 && (timeout < 0 || held < timeout))
+			timeout = held;
+		rc = poll(pfd, 2, timeout);
 		if (rc == -1 && errno != EINTR) {
 			logmsg("poll: %s", strerror(errno));
 			break;
@@ -517,6 +624,7 @@ main(int argc, char **argv)
 		}
 	}
 	kill_all();
+	hold_clear();
 	free(conf.seccomp);
 	return 0;
 }

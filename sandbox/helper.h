@@ -24,6 +24,7 @@ struct helper_conf {
 	int		 isolation;	/* 0: commands run host-direct */
 	int		 allow_net;	/* a request may keep the host network */
 	char	       **passenv;	/* NAME=VALUE, the helper's own environment */
+	int64_t		 keep_ms;	/* overlays stay mounted this long (hold.c) */
 	uid_t		 uid;
 	gid_t		 gid;
 };
@@ -34,14 +35,22 @@ struct spawn_req {
 	char   **argv;			/* NULL-terminated */
 	char   **env;			/* NAME=VALUE, NULL-terminated */
 	int	 net;
+	int	 hold;			/* keep the overlay mounted afterwards */
 	int64_t	 timeout_ms;		/* 0: none */
 	int	 out_fd, err_fd;	/* err_fd may equal out_fd */
 };
 
+/* A user namespace and the mount namespace with an overlay, as fds. */
+struct ns_pair {
+	int	user, mnt;
+};
+
 /* One started sandbox, as the caller needs to watch it. */
 struct spawned {
-	pid_t	pid;		/* bwrap, or the command itself when host-direct */
-	int	status_fd;	/* read end of bwrap's --json-status-fd, or -1 */
+	pid_t		pid;	/* bwrap, or the command itself when host-direct */
+	int		status_fd; /* read end of bwrap's --json-status-fd, or -1 */
+	struct ns_pair	ns;	/* the overlay's namespaces when r->hold and
+				   they were made for this run; else -1 */
 };
 
 struct json_object;
@@ -50,18 +59,54 @@ struct json_object;
 int	spawn_parse(const struct helper_conf *c, struct json_object *o,
 	    struct spawn_req *r, char *err, size_t errlen);
 void	spawn_req_free(struct spawn_req *r);
+/* Only the four layer paths of a body (PREPARE; the start of SPAWN's). */
+int	spawn_parse_layers(const struct helper_conf *c, struct json_object *o,
+	    struct spawn_req *r, char *err, size_t errlen);
 
 /*
  * Start the command of r in the shell profile (or host-direct when isolation
- * is off). Returns 0 once the setup before bwrap succeeded and bwrap was
+ * is off), in the held overlay join when not NULL, else on an overlay
+ * mounted now. Returns 0 once the setup before bwrap succeeded and bwrap was
  * executed; -1 with err (prefixed with the failing step: "userns:",
- * "overlay:", "exec:") when nothing runs. The child is not reaped.
+ * "overlay:", "exec:", or "hold:" when join could not be entered) when
+ * nothing runs. The child is not reaped.
  */
 int	spawn_start(const struct helper_conf *c, const struct spawn_req *r,
-	    struct spawned *out, char *err, size_t errlen);
+	    const struct ns_pair *join, struct spawned *out, char *err,
+	    size_t errlen);
+
+/*
+ * Mount r's overlay in a new user+mount namespace pair and return it in ns
+ * without running anything (hold_refresh). 0, or -1 with err.
+ */
+int	spawn_prepare(const struct helper_conf *c, const struct spawn_req *r,
+	    struct ns_pair *ns, char *err, size_t errlen);
 
 /* Whether bwrap's status output says the command itself was started. */
 int	spawn_status_started(int status_fd);
+
+/*
+ * Held overlays (hold.c): keep_ms 0 turns holding off. hold_find returns
+ * the namespaces of r's workspace if they are still valid for it (and
+ * marks them used), hold_add takes ownership of ns, hold_forget drops the
+ * one of an upper layer, hold_expire drops the idle ones and returns the
+ * ms until the next expiry (-1: none held), hold_clear drops all.
+ */
+void	hold_init(int64_t keep_ms);
+int	hold_enabled(void);
+const struct ns_pair *hold_find(const struct spawn_req *r);
+void	hold_add(const struct spawn_req *r, struct ns_pair ns);
+void	hold_forget(const char *upper);
+/*
+ * The layers of a held overlay changed: drop it and, unless busy (a
+ * command runs there), mount a fresh one of the same layers right away,
+ * so that the workspace's next command still finds one held.
+ */
+void	hold_refresh(const struct helper_conf *c, const char *upper, int busy);
+/* Mount and hold r's overlay unless one is held already (then touch it). */
+void	hold_prepare(const struct helper_conf *c, const struct spawn_req *r);
+int	hold_expire(void);
+void	hold_clear(void);
 
 struct check {
 	const char	*name;

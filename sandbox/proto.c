@@ -157,6 +157,8 @@ sbx_type_name(unsigned type)
 	case SBX_EXITED:	return "EXITED";
 	case SBX_KILL:		return "KILL";
 	case SBX_ERROR:		return "ERROR";
+	case SBX_FORGET:	return "FORGET";
+	case SBX_PREPARE:	return "PREPARE";
 	default:		return "unknown";
 	}
 }

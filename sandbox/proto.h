@@ -19,6 +19,15 @@
  *   helper -> server  EXITED   (id) {"started":b,"exit_code":n,"signal":n,
  *                               "timed_out":b,"killed":b,"error":s}
  *   server -> helper  KILL     (id) {}                 answered by EXITED
+ *   server -> helper  FORGET   (id) {"upper"}          the server wrote into
+ *                              that upper layer: a held overlay of it is
+ *                              stale (sandbox/hold.c). No reply.
+ *   server -> helper  PREPARE  (id) {"lower","upper","work","merged"}
+ *                              a turn starts there: mount and hold the
+ *                              overlay now, before its first command.
+ *                              No reply.
+ *   (SPAWN's optional "hold":b asks to keep the overlay mounted for the
+ *   workspace's next command.)
  *   either way        ERROR    (id) {"message":s}      the request was refused
  *                              (nothing was started) or was not understood
  */
@@ -49,6 +58,8 @@ enum sbx_type {
 	SBX_EXITED,
 	SBX_KILL,
 	SBX_ERROR,
+	SBX_FORGET,
+	SBX_PREPARE,
 };
 
 struct sbx_hdr {

@@ -213,7 +213,7 @@ trial_run(const struct helper_conf *c, const char *dir, struct check *v)
 		return;
 	}
 	r.out_fd = r.err_fd = p[1];
-	if (spawn_start(c, &r, &sp, err, sizeof(err)) == -1) {
+	if (spawn_start(c, &r, NULL, &sp, err, sizeof(err)) == -1) {
 		close(p[0]);
 		close(p[1]);
 		if (strncmp(err, "userns:", 7) == 0)

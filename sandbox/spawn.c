@@ -12,7 +12,9 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -26,6 +28,7 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <linux/magic.h>
 
 #include "helper.h"
 
@@ -277,21 +280,17 @@ parse_env(struct json_object *o, struct spawn_req *r, char *err, size_t len)
 }
 
 int
-spawn_parse(const struct helper_conf *c, struct json_object *o,
+spawn_parse_layers(const struct helper_conf *c, struct json_object *o,
     struct spawn_req *r, char *err, size_t len)
 {
-	struct json_object	*v;
-	const char		*prof, *p[4];
-	const char		*names[4] = { "lower", "upper", "work", "merged" };
-	int			 i;
+	const char	*p[4];
+	const char	*names[4] = { "lower", "upper", "work", "merged" };
+	int		 i;
 
 	memset(r, 0, sizeof(*r));
 	r->out_fd = r->err_fd = -1;
 	if (!json_object_is_type(o, json_type_object))
 		return fail(err, len, "expected a JSON object");
-	if ((prof = get_str(o, "profile", 32)) == NULL ||
-	    strcmp(prof, "shell") != 0)
-		return fail(err, len, "profile: only \"shell\" is known");
 	for (i = 0; i < 4; i++) {
 		p[i] = get_str(o, names[i], SBX_PATH_MAX - 1);
 		if (!path_ok(p[i]))
@@ -306,12 +305,32 @@ spawn_parse(const struct helper_conf *c, struct json_object *o,
 	r->upper = dupstr(p[1]);
 	r->work = dupstr(p[2]);
 	r->merged = dupstr(p[3]);
+	return 0;
+}
+
+int
+spawn_parse(const struct helper_conf *c, struct json_object *o,
+    struct spawn_req *r, char *err, size_t len)
+{
+	struct json_object	*v;
+	const char		*prof;
+
+	if (spawn_parse_layers(c, o, r, err, len) == -1)
+		return -1;
+	if ((prof = get_str(o, "profile", 32)) == NULL ||
+	    strcmp(prof, "shell") != 0)
+		return fail(err, len, "profile: only \"shell\" is known");
 	if (parse_argv(o, r, err, len) == -1 || parse_env(o, r, err, len) == -1)
 		return -1;
 	if (json_object_object_get_ex(o, "net", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
 			return fail(err, len, "net: expected true or false");
 		r->net = json_object_get_boolean(v);
+	}
+	if (json_object_object_get_ex(o, "hold", &v)) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return fail(err, len, "hold: expected true or false");
+		r->hold = json_object_get_boolean(v);
 	}
 	if (r->net && !c->allow_net)
 		return fail(err, len, "net: the network is not allowed by the "
@@ -500,6 +519,69 @@ write_file(const char *path, const char *text)
 }
 
 /*
+ * Hand this process's user and mount namespaces (the overlay just mounted)
+ * to the helper, which keeps them for the workspace's next command
+ * (hold.c). Best effort: if it fails, the run goes on and nothing is held.
+ */
+static void
+child_send_ns(int sock)
+{
+	union {
+		char		buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr	align;
+	} cm;
+	struct msghdr	 mh;
+	struct iovec	 iov;
+	struct cmsghdr	*cmsg;
+	int		 fds[2];
+	char		 tag = 'N';
+
+	fds[0] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	fds[1] = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (fds[0] >= 0 && fds[1] >= 0) {
+		iov.iov_base = &tag;
+		iov.iov_len = 1;
+		memset(&mh, 0, sizeof(mh));
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		cmsg = CMSG_FIRSTHDR(&mh);
+		cmsg->cmsg_level = SOL_SOCKET;
+		cmsg->cmsg_type = SCM_RIGHTS;
+		cmsg->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(cmsg), fds, sizeof(fds));
+		(void)sendmsg(sock, &mh, MSG_NOSIGNAL);
+	}
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+}
+
+/*
+ * Enter the held overlay of the workspace instead of mounting one. If
+ * merged/ is no longer an overlay there (its mount was detached because
+ * the directory was removed on the host), bwrap would bind the plain
+ * directory: refuse, and the helper mounts afresh.
+ */
+static void
+child_join(const struct spawn_req *r, const struct ns_pair *join, int errfd)
+{
+	struct statfs	sf;
+
+	if (setns(join->user, CLONE_NEWUSER) == -1)
+		child_fail(errfd, "hold: setns user", errno);
+	if (setns(join->mnt, CLONE_NEWNS) == -1)
+		child_fail(errfd, "hold: setns mnt", errno);
+	if (statfs(r->merged, &sf) == -1)
+		child_fail(errfd, "hold: merged", errno);
+	if (sf.f_type != OVERLAYFS_SUPER_MAGIC)
+		child_fail(errfd, "hold: merged is no longer an overlay", ESTALE);
+}
+
+/*
  * A user namespace in which this process keeps its own uid and gid (so
  * files in the upper layer belong to the service user) and holds the
  * capabilities to mount, then a private mount namespace with the overlay.
@@ -537,6 +619,8 @@ child_overlay(const struct helper_conf *c, const struct spawn_req *r, int errfd)
 	    opts) == -1)
 		child_fail(errfd, "overlay: mount", errno);
 	free(opts);
+	if (r->hold)
+		child_send_ns(errfd);
 }
 
 /*
@@ -559,8 +643,9 @@ child_fds(const int *src, const int *dst, int n, int errfd)
 
 static void __attribute__((noreturn))
 child_main(const struct helper_conf *c, const struct spawn_req *r,
-    pid_t parent, int errfd, int args_fd, int seccomp_fd, int status_fd,
-    const int *etc_fds, char *const *argv, char **envp)
+    const struct ns_pair *join, pid_t parent, int errfd, int args_fd,
+    int seccomp_fd, int status_fd, const int *etc_fds, char *const *argv,
+    char **envp)
 {
 	extern char	**environ;
 	sigset_t	  all;
@@ -577,7 +662,9 @@ child_main(const struct helper_conf *c, const struct spawn_req *r,
 	signal(SIGPIPE, SIG_DFL);
 	/* The server's 077 would make bwrap's /etc and /var unreadable. */
 	umask(022);
-	if (c->isolation)
+	if (c->isolation && join != NULL)
+		child_join(r, join, errfd);
+	else if (c->isolation)
 		child_overlay(c, r, errfd);
 	else {
 		/* Host-direct: its own session, so a kill reaches its group. */
@@ -599,6 +686,12 @@ child_main(const struct helper_conf *c, const struct spawn_req *r,
 	for (i = 0; i < ETC_FILES; i++)
 		src[FD_ETC + i] = etc_fds[i];
 	child_fds(src, dst, CHILD_FDS, errfd);
+	/*
+	 * Everything above bwrap's descriptors is already close-on-exec (the
+	 * held namespaces of other workspaces among them); say it once more
+	 * so that no descriptor added later can leak into a sandbox.
+	 */
+	(void)close_range(CHILD_FDS, ~0U, CLOSE_RANGE_CLOEXEC);
 	if (c->isolation)
 		execve(c->bwrap, argv, envp);
 	else {
@@ -648,9 +741,57 @@ strv_free(char **v)
 	free(v);
 }
 
+/*
+ * One message from the child: its failure as text (returns the length),
+ * or, when ns is not NULL, the two namespace descriptors of child_send_ns
+ * (stored in ns; returns 0 as if at EOF). 0 at EOF, -1 with errno.
+ */
+static ssize_t
+recv_from_child(int sock, char *msg, size_t len, struct ns_pair *ns)
+{
+	union {
+		char		buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr	align;
+	} cm;
+	struct msghdr	 mh;
+	struct iovec	 iov;
+	struct cmsghdr	*cmsg;
+	int		 fds[2];
+	ssize_t		 n;
+
+	iov.iov_base = msg;
+	iov.iov_len = len;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	if ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) <= 0)
+		return n;
+	cmsg = CMSG_FIRSTHDR(&mh);
+	if (cmsg == NULL || cmsg->cmsg_level != SOL_SOCKET ||
+	    cmsg->cmsg_type != SCM_RIGHTS)
+		return n;
+	/* The buffer has room for two: anything else is not child_send_ns. */
+	fds[0] = fds[1] = -1;
+	memcpy(fds, CMSG_DATA(cmsg), cmsg->cmsg_len - CMSG_LEN(0) <
+	    sizeof(fds) ? cmsg->cmsg_len - CMSG_LEN(0) : sizeof(fds));
+	if (ns == NULL || ns->user >= 0 || fds[0] < 0 || fds[1] < 0) {
+		if (fds[0] >= 0)
+			close(fds[0]);
+		if (fds[1] >= 0)
+			close(fds[1]);
+		errno = EPROTO;
+		return -1;
+	}
+	ns->user = fds[0];
+	ns->mnt = fds[1];
+	return 0;
+}
+
 int
 spawn_start(const struct helper_conf *c, const struct spawn_req *r,
-    struct spawned *out, char *err, size_t len)
+    const struct ns_pair *join, struct spawned *out, char *err, size_t len)
 {
 	struct argbuf	  b = { 0 };
 	char		**argv = NULL, **envp = NULL, msg[SBX_REASON_MAX];
@@ -666,6 +807,7 @@ spawn_start(const struct helper_conf *c, const struct spawn_req *r,
 		etc_fds[i] = -1;
 	out->pid = -1;
 	out->status_fd = -1;
+	out->ns.user = out->ns.mnt = -1;
 	for (n = 0; r->argv[n] != NULL; n++)
 		;
 	if ((argv = calloc(n + 5, sizeof(char *))) == NULL)
@@ -696,8 +838,8 @@ spawn_start(const struct helper_conf *c, const struct spawn_req *r,
 			argv[i] = r->argv[i];
 		envp = host_env(c, r);
 	}
-	if (pipe2(ep, O_CLOEXEC) == -1) {
-		fail(err, len, "exec: pipe: %s", strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ep) == -1) {
+		fail(err, len, "exec: socketpair: %s", strerror(errno));
 		goto out;
 	}
 	if ((pid = fork()) == -1) {
@@ -705,17 +847,30 @@ spawn_start(const struct helper_conf *c, const struct spawn_req *r,
 		goto out;
 	}
 	if (pid == 0)
-		child_main(c, r, parent, ep[1], args_fd, seccomp_fd, sp[1],
-		    etc_fds, argv, envp);
+		child_main(c, r, join, parent, ep[1], args_fd, seccomp_fd,
+		    sp[1], etc_fds, argv, envp);
 	close(ep[1]);
 	ep[1] = -1;
-	/* EOF: the exec happened (the pipe is close-on-exec). */
-	do
-		got = read(ep[0], msg, sizeof(msg) - 1);
-	while (got == -1 && errno == EINTR);
-	if (got > 0) {
-		msg[got] = '\0';
-		fail(err, len, "%s", msg);
+	/*
+	 * EOF: the exec happened (the socket is close-on-exec). Before it,
+	 * the namespaces to hold may come (child_send_ns), or what failed.
+	 */
+	while ((got = recv_from_child(ep[0], msg, sizeof(msg) - 1,
+	    &out->ns)) == -1 && errno == EINTR)
+		;
+	if (got == 0 && out->ns.user >= 0)
+		while ((got = recv_from_child(ep[0], msg, sizeof(msg) - 1,
+		    NULL)) == -1 && errno == EINTR)
+			;
+	if (got != 0) {
+		if (got > 0) {
+			msg[got] = '\0';
+			fail(err, len, "%s", msg);
+		} else {
+			fail(err, len, "exec: from the child: %s",
+			    strerror(errno));
+			kill(pid, SIGKILL);
+		}
 		while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 			;
 		goto out;
@@ -725,6 +880,11 @@ spawn_start(const struct helper_conf *c, const struct spawn_req *r,
 	sp[0] = -1;
 	rc = 0;
 out:
+	if (rc == -1 && out->ns.user >= 0) {
+		close(out->ns.user);
+		close(out->ns.mnt);
+		out->ns.user = out->ns.mnt = -1;
+	}
 	if (ep[0] >= 0)
 		close(ep[0]);
 	if (ep[1] >= 0)
@@ -745,6 +905,55 @@ out:
 	if (envp != empty_env)
 		strv_free(envp);
 	return rc;
+}
+
+int
+spawn_prepare(const struct helper_conf *c, const struct spawn_req *r,
+    struct ns_pair *ns, char *err, size_t len)
+{
+	struct spawn_req	 q = *r;
+	char			 msg[SBX_REASON_MAX];
+	ssize_t			 got;
+	pid_t			 pid, parent = getpid();
+	int			 sv[2], st;
+
+	ns->user = ns->mnt = -1;
+	q.hold = 1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return fail(err, len, "socketpair: %s", strerror(errno));
+	if ((pid = fork()) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		return fail(err, len, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		umask(022);
+		child_overlay(c, &q, sv[1]);	/* sends the namespaces */
+		_exit(0);
+	}
+	close(sv[1]);
+	while ((got = recv_from_child(sv[0], msg, sizeof(msg) - 1, ns)) == -1 &&
+	    errno == EINTR)
+		;
+	close(sv[0]);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	if (got == 0 && ns->user >= 0)
+		return 0;
+	if (ns->user >= 0) {
+		close(ns->user);
+		close(ns->mnt);
+		ns->user = ns->mnt = -1;
+	}
+	if (got > 0) {
+		msg[got] = '\0';
+		return fail(err, len, "%s", msg);
+	}
+	return fail(err, len, "the namespaces did not come back");
 }
 
 int

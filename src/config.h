@@ -89,6 +89,7 @@ struct config {
 		char	*helper_path;		/* "" = beside codumentor, else pkglibexecdir */
 		char	*bwrap_path;		/* a name looked up in PATH, or a path */
 		char	*env_passthrough;	/* "NAME,NAME": host variables for sandboxes */
+		int	 keep_mounted_seconds;	/* a workspace's overlay between commands */
 	} sandbox;
 
 	struct {

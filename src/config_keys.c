@@ -67,6 +67,7 @@ static const struct key keys[] = {
 	{ "sandbox.helper_path",	K_STR,		C(sandbox.helper_path),		0, 0,		"", NULL },
 	{ "sandbox.bwrap_path",		K_PATH,		C(sandbox.bwrap_path),		0, 0,		"bwrap", NULL },
 	{ "sandbox.env_passthrough",	K_STR,		C(sandbox.env_passthrough),	0, 0,		"", NULL },
+	{ "sandbox.keep_mounted_seconds", K_INT,	C(sandbox.keep_mounted_seconds), 0, 3600,	"60", NULL },
 	{ "security.no_exec",		K_BOOL,		C(security.no_exec),		0, 0,		"true", NULL },
 	{ "security.landlock",		K_BOOL,		C(security.landlock),		0, 0,		"true", NULL },
 };

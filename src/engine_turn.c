@@ -22,6 +22,7 @@
 #include "llm.h"
 #include "log.h"
 #include "profiles.h"
+#include "sandbox.h"
 #include "tools.h"
 
 #define DELTA_MAX	1024		/* bytes buffered before a flush */
@@ -737,6 +738,8 @@ turn_run(struct task *t)
 			log_error("turn %s: cannot start", t->turn_id);
 		return;		/* 1: cancelled before it started */
 	}
+	/* While the model thinks, the helper mounts the workspace. */
+	sandbox_prepare(t->conv_id);
 	conversation_model(t->conv_id, model, sizeof(model));
 	if (profile_resolve(t->user_id, model, &prof, err, sizeof(err)) != 0) {
 		snprintf(msg, sizeof(msg), "no usable model profile: %s", err);

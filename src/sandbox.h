@@ -52,6 +52,20 @@ struct sandbox_result {
 int	sandbox_run(const struct sandbox_run *run, struct sandbox_result *res);
 void	sandbox_result_free(struct sandbox_result *res);
 
+/*
+ * The server changed the conversation's workspace layers itself (the file
+ * tools): the helper must not reuse the overlay it keeps mounted between
+ * commands (sandbox.keep_mounted_seconds), whose lookups may be stale.
+ */
+void	sandbox_forget(const char *conversation_id);
+
+/*
+ * A turn starts in the conversation: have the helper mount its workspace's
+ * overlay now (creating the workspace), so that the turn's first command
+ * does not wait for the mount. Nothing when isolation is off or unusable.
+ */
+void	sandbox_prepare(const char *conversation_id);
+
 /* ---- for the command line (codumentor check, codumentor sandbox run) */
 
 /* What sandbox_start() takes from the configuration, plus the CLI's wishes. */

@@ -10,6 +10,7 @@
  * good (the server cannot fork to restart it) and every caller fails closed.
  * It does not build sandboxes or judge requests; the helper does.
  */
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -37,7 +38,6 @@
 #include "workspace.h"
 
 #define HELLO_TIMEOUT_MS	60000	/* the self-test builds one sandbox */
-#define EXIT_DRAIN_MS		2000	/* output after the exit, at most */
 #define REPLY_GRACE_MS		10000	/* past the timeout before we kill */
 #define OUTPUT_CAP_DEFAULT	(64 * 1024)
 #define PASSENV_MAX		32
@@ -48,9 +48,8 @@ struct waiter {
 	uint32_t	 id;
 	int		 spawned, exited, refused, dead;
 	int		 started, exit_code, signal, timed_out, killed;
-	int64_t		 exited_ms;
 	char		 error[256];
-	pthread_cond_t	 cond;
+	int		 wake;		/* eventfd: a reply came, or the helper died */
 	struct waiter	*next;
 };
 
@@ -182,7 +181,7 @@ int
 sandbox_start_opts(const struct sandbox_opts *opts)
 {
 	char	 helper[PATH_MAX], bwrap[PATH_MAX], blob[PATH_MAX];
-	char	 parent[32], *argv[16], *envp[PASSENV_MAX + 1];
+	char	 parent[32], keep[16], *argv[18], *envp[PASSENV_MAX + 1];
 	const char *mode = sbx_seccomp_mode();
 	int	 sv[2], argc = 0;
 	size_t	 i, nenv = 0;
@@ -222,6 +221,10 @@ sandbox_start_opts(const struct sandbox_opts *opts)
 		argv[argc++] = "--seccomp-blob";
 		argv[argc++] = blob;
 	}
+	snprintf(keep, sizeof(keep), "%d",
+	    app.cfg.sandbox.keep_mounted_seconds);
+	argv[argc++] = "--keep-mounted";
+	argv[argc++] = keep;
 	if (!sb.isolation)
 		argv[argc++] = "--no-isolation";
 	if (!app.cfg.sandbox.unshare_net || (opts != NULL && opts->allow_net))
@@ -409,7 +412,6 @@ on_exited(struct waiter *w, struct json_object *o)
 	struct json_object *v;
 
 	w->exited = 1;
-	w->exited_ms = mono_ms();
 	w->started = json_int(o, "started");
 	w->exit_code = json_int(o, "exit_code");
 	w->signal = json_int(o, "signal");
@@ -465,7 +467,7 @@ dispatch(const struct sbx_msg *m)
 	}
 	json_object_put(o);
 	for (w = sb.waiters; w != NULL; w = w->next)
-		pthread_cond_broadcast(&w->cond);
+		(void)eventfd_write(w->wake, 1);
 }
 
 static void *
@@ -497,7 +499,7 @@ reader_main(void *arg)
 	sb.dead = 1;
 	for (w = sb.waiters; w != NULL; w = w->next) {
 		w->dead = 1;
-		pthread_cond_broadcast(&w->cond);
+		(void)eventfd_write(w->wake, 1);
 	}
 	pthread_mutex_unlock(&sb.lock);
 	free(m);
@@ -530,11 +532,36 @@ send_locked(enum sbx_type type, uint32_t id, const char *body, const int *fds,
 	return rc;
 }
 
+/* Read what out_fd (non-blocking) holds now; 1 at its EOF. */
+static int
+drain(int out_fd, struct capture *c)
+{
+	char	buf[16384];
+	ssize_t	n;
+
+	for (;;) {
+		n = read(out_fd, buf, sizeof(buf));
+		if (n > 0)
+			capture_add(c, buf, (size_t)n);
+		else if (n == 0)
+			return 1;
+		else if (errno != EINTR)
+			return errno != EAGAIN;
+	}
+}
+
 /*
  * Send SPAWN with body and fds (then close sent_fd, our copy of the write
  * end, or the output would never end), then follow the request until it
  * ends: read the command's output from out_fd (if not -1), kill it on
  * cancel or when the helper overstays the timeout, and fill res.
+ *
+ * The request ends with the helper's EXITED, not with the output's EOF:
+ * the command's own writes were in the pipe before it exited, so one last
+ * drain gets all of them. Waiting for the EOF would wait for bwrap's pid 1
+ * and its namespaces to be torn down (about half a millisecond per
+ * command); what is not written by then comes from background processes
+ * that die with the sandbox.
  */
 static int
 run_request(const char *body, const int *fds, int nfds, int sent_fd,
@@ -543,17 +570,22 @@ run_request(const char *body, const int *fds, int nfds, int sent_fd,
 {
 	struct waiter	 w;
 	struct capture	 c;
-	struct pollfd	 pfd;
-	struct timespec	 ts;
-	char		 buf[16384];
+	struct pollfd	 pfd[2];
 	int64_t		 start = mono_ms(), kill_at, give_up = 0;
 	int		 eof = out_fd < 0, kill_sent = 0, cancelled = 0, rc = -1;
+	int		 done, npfd;
+	eventfd_t	 ev;
 	ssize_t		 n;
 
 	memset(&w, 0, sizeof(w));
 	memset(&c, 0, sizeof(c));
-	pthread_cond_init(&w.cond, NULL);
+	if ((w.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
+		snprintf(res->error, sizeof(res->error), "eventfd: %s",
+		    strerror(errno));
+		goto out;
+	}
 	if (out_fd >= 0) {
+		(void)fcntl(out_fd, F_SETFL, fcntl(out_fd, F_GETFL) | O_NONBLOCK);
 		c.head_cap = cap / 2;
 		c.tail_cap = cap - c.head_cap;
 		c.head = xmalloc(c.head_cap + 1);
@@ -591,23 +623,16 @@ run_request(const char *body, const int *fds, int nfds, int sent_fd,
 		int64_t now = mono_ms();
 
 		pthread_mutex_lock(&sb.lock);
-		if (w.refused || w.dead || (w.exited && (eof ||
-		    now - w.exited_ms > EXIT_DRAIN_MS)) ||
-		    (give_up && now > give_up)) {
+		done = w.refused || w.dead || w.exited ||
+		    (give_up && now > give_up);
+		if (done)
 			waiter_remove(&w);
-			pthread_mutex_unlock(&sb.lock);
+		pthread_mutex_unlock(&sb.lock);
+		if (done) {
+			if (!eof)
+				eof = drain(out_fd, &c);
 			break;
 		}
-		if (eof) {
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 100 * 1000000L;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&w.cond, &sb.lock, &ts);
-		}
-		pthread_mutex_unlock(&sb.lock);
 		if (!kill_sent && ((cancel != NULL && *cancel) ||
 		    (kill_at && now > kill_at))) {
 			cancelled = cancel != NULL && *cancel;
@@ -615,17 +640,18 @@ run_request(const char *body, const int *fds, int nfds, int sent_fd,
 			kill_sent = 1;
 			give_up = now + REPLY_GRACE_MS;
 		}
-		if (eof)
+		pfd[0].fd = w.wake;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = out_fd;
+		pfd[1].events = POLLIN;
+		npfd = eof ? 1 : 2;
+		/* 100 ms: the cancel flag is polled, not signalled. */
+		if (poll(pfd, (nfds_t)npfd, 100) <= 0)
 			continue;
-		pfd.fd = out_fd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 100) <= 0)
-			continue;
-		n = read(out_fd, buf, sizeof(buf));
-		if (n > 0)
-			capture_add(&c, buf, (size_t)n);
-		else if (n == 0 || (errno != EINTR && errno != EAGAIN))
-			eof = 1;
+		if (pfd[0].revents)
+			(void)eventfd_read(w.wake, &ev);
+		if (npfd == 2 && pfd[1].revents)
+			eof = drain(out_fd, &c);
 	}
 	if (out_fd >= 0)
 		capture_finish(&c, res);
@@ -654,7 +680,8 @@ run_request(const char *body, const int *fds, int nfds, int sent_fd,
 out:
 	if (sent_fd >= 0)
 		close(sent_fd);
-	pthread_cond_destroy(&w.cond);
+	if (w.wake >= 0)
+		close(w.wake);
 	free(c.head);
 	free(c.tail);
 	return rc;
@@ -681,7 +708,8 @@ sandbox_run(const struct sandbox_run *run, struct sandbox_result *res)
 	}
 	(void)workspace_touch(&ws);
 	body = sbx_spawn_body(ws.lower, ws.upper, ws.work, ws.merged, run->argv,
-	    run->env, run->nenv, !app.cfg.sandbox.unshare_net, run->timeout_ms);
+	    run->env, run->nenv, !app.cfg.sandbox.unshare_net, 1,
+	    run->timeout_ms);
 	if (strlen(body) > SBX_BODY_MAX) {
 		free(body);
 		snprintf(res->error, sizeof(res->error), "the command is longer "
@@ -702,6 +730,70 @@ sandbox_run(const struct sandbox_run *run, struct sandbox_result *res)
 	return rc;
 }
 
+/* An id for a message without a reply; 0 when no message should go. */
+static uint32_t
+notice_id(void)
+{
+	uint32_t id = 0;
+
+	pthread_mutex_lock(&sb.lock);
+	if (sb.available && !sb.dead && sb.isolation) {
+		if (++sb.next_id == 0)
+			sb.next_id = 1;
+		id = sb.next_id;
+	}
+	pthread_mutex_unlock(&sb.lock);
+	return id;
+}
+
+static void
+send_notice(enum sbx_type type, uint32_t id, struct json_object *o)
+{
+	/*
+	 * Ordered before any later SPAWN on the same socket. If the send
+	 * fails the helper is gone, and nothing will run at all.
+	 */
+	if (send_locked(type, id, json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN), NULL, 0) == -1)
+		log_error("sandbox helper: %s: %s", sbx_type_name(type),
+		    strerror(errno));
+	json_object_put(o);
+}
+
+void
+sandbox_forget(const char *conversation_id)
+{
+	struct json_object	*o;
+	struct workspace	 ws;
+	uint32_t		 id;
+
+	if (workspace_paths(conversation_id, &ws) == -1 ||
+	    (id = notice_id()) == 0)
+		return;
+	o = json_object_new_object();
+	json_object_object_add(o, "upper", json_object_new_string(ws.upper));
+	send_notice(SBX_FORGET, id, o);
+}
+
+void
+sandbox_prepare(const char *conversation_id)
+{
+	struct json_object	*o;
+	struct workspace	 ws;
+	uint32_t		 id;
+
+	if ((id = notice_id()) == 0 ||
+	    workspace_ensure(conversation_id, &ws) == -1)
+		return;		/* the command will say why, if one comes */
+	(void)workspace_touch(&ws);
+	o = json_object_new_object();
+	json_object_object_add(o, "lower", json_object_new_string(ws.lower));
+	json_object_object_add(o, "upper", json_object_new_string(ws.upper));
+	json_object_object_add(o, "work", json_object_new_string(ws.work));
+	json_object_object_add(o, "merged", json_object_new_string(ws.merged));
+	send_notice(SBX_PREPARE, id, o);
+}
+
 int
 sandbox_run_direct(const struct sandbox_direct *d, struct sandbox_result *res)
 {
@@ -712,7 +804,7 @@ sandbox_run_direct(const struct sandbox_direct *d, struct sandbox_result *res)
 	if (!sandbox_available(res->error, sizeof(res->error)))
 		return -1;
 	body = sbx_spawn_body(d->lower, d->upper, d->work, d->merged, d->argv,
-	    NULL, 0, d->net, d->timeout_ms);
+	    NULL, 0, d->net, 0, d->timeout_ms);
 	if (strlen(body) > SBX_BODY_MAX) {
 		free(body);
 		snprintf(res->error, sizeof(res->error), "the command is longer "

@@ -145,7 +145,7 @@ add_str_array(struct json_object *o, const char *key, const char *const *v)
 char *
 sbx_spawn_body(const char *lower, const char *upper, const char *work,
     const char *merged, const char *const *argv, const struct sandbox_env *env,
-    size_t nenv, int net, int timeout_ms)
+    size_t nenv, int net, int hold, int timeout_ms)
 {
 	struct json_object	*o = json_object_new_object(), *a, *p;
 	char			*s;
@@ -166,6 +166,7 @@ sbx_spawn_body(const char *lower, const char *upper, const char *work,
 	}
 	json_object_object_add(o, "env", a);
 	json_object_object_add(o, "net", json_object_new_boolean(net));
+	json_object_object_add(o, "hold", json_object_new_boolean(hold));
 	json_object_object_add(o, "timeout_ms",
 	    json_object_new_int64(timeout_ms > 0 ? timeout_ms : 0));
 	s = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));

@@ -17,11 +17,11 @@ const char	*sbx_seccomp_mode(void);
 void		 sbx_blob_path(char *out, size_t len, const char *mode);
 /* NAME=VALUE strings (owned) for sandbox.env_passthrough, NULL-terminated. */
 size_t		 sbx_passenv(char **v, size_t max);
-/* The JSON body of a SPAWN request (owned). */
+/* The JSON body of a SPAWN request (owned); hold: keep the overlay mounted. */
 char		*sbx_spawn_body(const char *lower, const char *upper,
 		    const char *work, const char *merged, const char *const *argv,
 		    const struct sandbox_env *env, size_t nenv, int net,
-		    int timeout_ms);
+		    int hold, int timeout_ms);
 
 /* Output kept: the first and the last half of the cap. */
 struct capture {

@@ -78,6 +78,21 @@ for label, user in sbx.identities():
         tap.is_(res and (res[0]['output'], res[0]['truncated']), ('short\nerr\n', 0),
                 '%s: stdout and stderr in one stream, not truncated' % label)
 
+        # The run ends at the exit report, not at the pipe's EOF: all the
+        # command wrote must still be there, however much.
+        for i in range(3):
+            res = env.driver('--cap', '4000000', '--', 'sh', '-c',
+                             'head -c 1000000 /dev/zero | tr "\\0" x; echo END')
+            r = res[0] if res else {}
+            out = r.get('output', '')
+            if not tap.is_((len(out), out[-5:], r.get('truncated')), (1000004, 'xEND\n', 0),
+                           '%s: 1 MB of output, all of it (run %d)' % (label, i + 1)):
+                break
+        # Commands of one workspace in a row (the overlay is held between
+        # them, sandbox.keep_mounted_seconds): each sees the ones before.
+        res = env.driver('--repeat', '4', '--', 'sh', '-c', 'echo x >> count; wc -l < count')
+        tap.is_([(x['rc'], x['output']) for x in res], [(0, '%d\n' % k) for k in range(1, 5)],
+                '%s: four commands in one workspace, each sees the writes before it' % label)
         res = env.driver('--timeout', '20000', '--', 'sh', '-c', 'cat; echo "stdin: EOF"')
         tap.is_(res and res[0]['output'], 'stdin: EOF\n', '%s: stdin is empty (/dev/null)' % label)
 

@@ -24,21 +24,7 @@ seccomp = {'sandbox.seccomp': 'enforce', 'sandbox.seccomp_dir': sbx.BLOBS} \
     if sbx.blobs_present() else {'sandbox.seccomp': 'off'}
 
 
-def children(pid):
-    out = []
-    for p in os.listdir('/proc'):
-        if not p.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % p) as f:
-                st = f.read()
-        except OSError:
-            continue
-        comm = st[st.index('(') + 1:st.rindex(')')]
-        fields = st[st.rindex(')') + 2:].split()
-        if fields[0] != 'Z' and int(fields[1]) == pid:
-            out.append((int(p), comm))
-    return out
+children = sbx.children
 
 
 with cdm.Stack(config=seccomp) as s:

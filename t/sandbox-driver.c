@@ -6,10 +6,14 @@
  *
  *   sandbox-driver CONFIG [--timeout MS] [--cap BYTES] [--conversation ID]
  *       [--parallel N] [--cancel-after MS] [--env NAME=VALUE]
- *       [--repeat N] -- CMD [ARG...]
+ *       [--repeat N [--fresh] [--prepare MS]] -- CMD [ARG...]
  *
  * --repeat runs the command N times one after the other in one workspace and
- * prints {"ms": ...} for each (bench/sandbox.py).
+ * prints {"ms", "rc", "exit_code", "output"} for each (bench/sandbox.py; the
+ * overlay held between commands, t/34); with --fresh each run gets a new
+ * workspace, as the first command of a conversation; --prepare MS first
+ * asks for the workspace's overlay as a turn's start does and waits MS
+ * before the timed run.
  * Not a test itself: the Python tests judge what it prints.
  */
 #include <errno.h>
@@ -102,6 +106,7 @@ main(int argc, char **argv)
 	const char	*conv = NULL;
 	char		 err[512], *eq, reason[512];
 	int		 i, n = 1, timeout = 0, cancel_after = 0, repeat = 0;
+	int		 fresh = 0, prepare_ms = -1;
 	size_t		 cap = 0, nenv = 0;
 	struct sandbox_env env = { NULL, NULL };
 
@@ -129,6 +134,10 @@ main(int argc, char **argv)
 			conv = argv[++i];
 		else if (strcmp(argv[i], "--parallel") == 0)
 			n = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--fresh") == 0)
+			fresh = 1;
+		else if (strcmp(argv[i], "--prepare") == 0)
+			prepare_ms = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--repeat") == 0)
 			repeat = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--cancel-after") == 0)
@@ -160,12 +169,29 @@ main(int argc, char **argv)
 		jobs[0].conv = conv != NULL ? conv : jobs[0].id;
 		jobs[0].argv = (const char *const *)(argv + i);
 		for (int k = 0; k < repeat; k++) {
-			int64_t t0 = mono_us();
+			int64_t			 t0 = mono_us();
+			struct json_object	*o;
 
+			if (fresh && k > 0)
+				random_id(jobs[0].id);
+			if (prepare_ms >= 0) {
+				/* As a turn's start does, then the model thinks. */
+				sandbox_prepare(jobs[0].conv);
+				usleep((useconds_t)prepare_ms * 1000);
+				t0 = mono_us();
+			}
 			job_run(&jobs[0]);
-			printf("{\"ms\":%.3f,\"rc\":%d,\"exit_code\":%d}\n",
-			    (double)(mono_us() - t0) / 1000.0, jobs[0].rc,
-			    jobs[0].res.exit_code);
+			o = json_object_new_object();
+			json_object_object_add(o, "ms", json_object_new_double(
+			    (double)(mono_us() - t0) / 1000.0));
+			json_object_object_add(o, "rc", json_object_new_int(
+			    jobs[0].rc));
+			json_object_object_add(o, "exit_code", json_object_new_int(
+			    jobs[0].res.exit_code));
+			json_object_object_add(o, "output", json_object_new_string(
+			    jobs[0].res.output ? jobs[0].res.output : ""));
+			printf("%s\n", json_object_to_json_string(o));
+			json_object_put(o);
 			sandbox_result_free(&jobs[0].res);
 		}
 		n = 0;

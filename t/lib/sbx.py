@@ -1,4 +1,4 @@
-"""sbx.py -- what the sandbox tests (t/32 ... t/37) share.
+"""sbx.py -- what the sandbox tests (t/32 ... t/39, t/48) share.
 
     env = sbx.Env(user)          # a temp dir with private copies of the
                                  # binaries, the seccomp blobs, an instance
@@ -25,6 +25,38 @@ import tap
 SVC_USER = 'cdm-test-svc'
 BLOBS = os.path.join(cdm.BUILDDIR, 'sandbox', 'seccomp')
 DRIVER = os.path.join(cdm.BUILDDIR, 't', 'sandbox-driver')
+
+
+def children(pid):
+    """[(pid, comm)] of the live (not zombie) children of PID."""
+    out = []
+    for p in os.listdir('/proc'):
+        if not p.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % p) as f:
+                st = f.read()
+        except OSError:
+            continue
+        comm = st[st.index('(') + 1:st.rindex(')')]
+        fields = st[st.rindex(')') + 2:].split()
+        if fields[0] != 'Z' and int(fields[1]) == pid:
+            out.append((int(p), comm))
+    return out
+
+
+def held_mount_namespaces(pid):
+    """The mount-namespace descriptors process PID holds open, sorted
+    (the helper's held overlays, sandbox/hold.c)."""
+    out = []
+    for fd in os.listdir('/proc/%d/fd' % pid):
+        try:
+            link = os.readlink('/proc/%d/fd/%s' % (pid, fd))
+        except OSError:
+            continue
+        if link.startswith('mnt:['):
+            out.append(link)
+    return sorted(out)
 
 
 def bwrap_or_skip():
