@@ -15,7 +15,8 @@
  * back (overlayfs caches lookups), so it is dropped: after keep_ms without
  * a command; when the server says it wrote into the upper layer itself
  * (FORGET, the file tools); when a layer directory is no longer the one
- * that was mounted (device and inode, checked at every use); when the
+ * that was mounted (device and inode, checked at every use) or the
+ * workspace's layers-changed marker moved (src/workspace.h); when the
  * overlay is no longer mounted in it (the child checks after setns: the
  * kernel detaches a mount whose mount point is removed, which is what
  * gc-workspaces or an operator's rm -r does to merged/); and least
@@ -24,6 +25,7 @@
  */
 #include <sys/stat.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,6 +40,7 @@ struct held {
 	char		*merged;
 	dev_t		 dev[3];
 	ino_t		 ino[3];
+	struct timespec	 mark;		/* of layers-changed; 0 when absent */
 	struct ns_pair	 ns;
 	int64_t		 used;		/* monotonic ms */
 };
@@ -92,6 +95,29 @@ layer(const struct spawn_req *r, int i)
 	return i == 0 ? r->lower : i == 1 ? r->upper : r->work;
 }
 
+/*
+ * The mtime of the workspace's layers-changed marker (src/workspace.h),
+ * beside the upper layer; zero when there is none. Writers other than this
+ * helper's sandboxes and the server's file tools (`codumentor sandbox run
+ * --conversation`) touch it after they changed the layers.
+ */
+static struct timespec
+mark_of(const char *upper)
+{
+	struct timespec	 zero = { 0, 0 };
+	struct stat	 st;
+	char		 path[SBX_PATH_MAX + 32];
+	const char	*slash = strrchr(upper, '/');
+
+	if (slash == NULL || (size_t)(slash - upper) >= SBX_PATH_MAX)
+		return zero;
+	snprintf(path, sizeof(path), "%.*s/layers-changed",
+	    (int)(slash - upper), upper);
+	if (lstat(path, &st) == -1)
+		return zero;
+	return st.st_mtim;
+}
+
 /* The device and inode of the three layers now; -1 if one is missing. */
 static int
 layers_stat(const struct spawn_req *r, dev_t *dev, ino_t *ino)
@@ -112,6 +138,7 @@ const struct ns_pair *
 hold_find(const struct spawn_req *r)
 {
 	struct held	*h = NULL;
+	struct timespec	 mark;
 	dev_t		 dev[3];
 	ino_t		 ino[3];
 	size_t		 i;
@@ -136,6 +163,11 @@ hold_find(const struct spawn_req *r)
 			drop(h);
 			return NULL;
 		}
+	mark = mark_of(r->upper);
+	if (mark.tv_sec != h->mark.tv_sec || mark.tv_nsec != h->mark.tv_nsec) {
+		drop(h);
+		return NULL;
+	}
 	h->used = now_ms();
 	return &h->ns;
 }
@@ -168,6 +200,7 @@ hold_add(const struct spawn_req *r, struct ns_pair ns)
 			abort();
 	if ((h->merged = strdup(r->merged)) == NULL)
 		abort();
+	h->mark = mark_of(r->upper);
 	h->ns = ns;
 	h->used = now_ms();
 }

@@ -171,6 +171,10 @@ cmd_sandbox(int argc, char **argv)
 	fflush(stdout);
 	rc = sandbox_run_direct(&d, &res);
 	sandbox_stop();
+	/* A server may keep this workspace mounted: tell it to look again. */
+	if (conv != NULL && workspace_mark_changed(&ws) == -1)
+		fprintf(stderr, "codumentor sandbox run: %s: %s\n", ws.changed,
+		    strerror(errno));
 	if (*scratch && rmtree_at(AT_FDCWD, scratch, 0, NULL) == -1)
 		fprintf(stderr, "codumentor sandbox run: cannot remove %s: %s\n",
 		    scratch, strerror(errno));

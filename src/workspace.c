@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "util.h"
@@ -31,6 +32,8 @@ workspace_paths(const char *conv_id, struct workspace *ws)
 	snprintf(ws->upper, sizeof(ws->upper), "%s/upper", ws->root);
 	snprintf(ws->work, sizeof(ws->work), "%s/work", ws->root);
 	snprintf(ws->merged, sizeof(ws->merged), "%s/merged", ws->root);
+	snprintf(ws->changed, sizeof(ws->changed), "%s/layers-changed",
+	    ws->root);
 	return 0;
 }
 
@@ -49,4 +52,17 @@ int
 workspace_touch(const struct workspace *ws)
 {
 	return utimensat(AT_FDCWD, ws->root, NULL, AT_SYMLINK_NOFOLLOW);
+}
+
+int
+workspace_mark_changed(const struct workspace *ws)
+{
+	int fd, rc;
+
+	if ((fd = open(ws->changed, O_WRONLY | O_CREAT | O_NOFOLLOW |
+	    O_CLOEXEC | O_NONBLOCK, 0600)) == -1)
+		return -1;
+	rc = futimens(fd, NULL);
+	close(fd);
+	return rc;
 }

@@ -105,6 +105,17 @@ for keep in (KEEP, 0):
         else:
             tap.is_(held_namespaces(hp), 0, '%s: the helper holds nothing' % label)
 
+        # -- `codumentor sandbox run --conversation` writes from outside the
+        # server: the next command sees it (the layers-changed marker)
+        res = run_turn(s, u, cid, st, 'held-overlay-cli-1')
+        tap.is_(res.get('cl1', {}).get('output'), 'no cli.txt\n',
+                '%s: a command looks for cli.txt, which is not there' % label)
+        r = s.cli('sandbox', 'run', '--conversation', cid, '--', 'sh', '-c', 'echo from the cli > cli.txt')
+        tap.is_(r.returncode, 0, '%s: sandbox run --conversation wrote cli.txt' % label) or tap.diag(r.stderr)
+        res = run_turn(s, u, cid, st, 'held-overlay-cli-2')
+        tap.is_(res.get('cl2', {}).get('output'), 'from the cli\n',
+                '%s: the next command of the server reads it' % label) or tap.diag(res)
+
         # -- no held descriptor inside a sandbox
         res = run_turn(s, u, cid, st, 'shell-ls-fd')
         out = res.get('fd1', {}).get('output', '')
