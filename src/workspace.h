@@ -12,7 +12,8 @@
  *           mounted from before is then stale (sandbox/hold.c)
  * all 0700. The sandbox mounts lower+upper at /workspace; the server's file
  * tools operate on the same layers. The mtime of the root is the
- * workspace's last use (workspace_touch), which `codumentor gc-workspaces`
+ * workspace's last use (workspace_touch: a turn's start, every command),
+ * which `codumentor gc-workspaces`
  * compares with workspace_isolation.ttl_days.
  */
 #ifndef CDM_WORKSPACE_H

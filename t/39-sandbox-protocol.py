@@ -6,8 +6,9 @@
 # base or with '..', FORGET without an upper layer, an unknown type, a
 # short datagram, a wrong version. What it accepts behaves: PREPARE mounts
 # and holds the overlay (a mount-namespace fd in the helper, nothing on the
-# host), FORGET replaces it with a fresh mount, and the helper exits with
-# its server, taking what it held.
+# host), FORGET replaces it with a fresh mount, at most 64 are held (least
+# recently used out first), and the helper exits with its server, taking
+# what it held.
 import json
 import os
 import select
@@ -142,6 +143,24 @@ with sbx.Env(None) as env:
     os.close(r)
     tap.is_([m and m[0] for m in msgs], [SPAWNED, EXITED], 'SPAWN in the held overlay: SPAWNED, EXITED')
     tap.is_((msgs[1] and msgs[1][2].get('exit_code'), out), (0, b'x'), 'and the command read the file')
+
+    # At most 64 held: the least recently used goes first.
+    many = [layers(base, 'many-%02d' % i) for i in range(65)]
+    for i, lay in enumerate(many):
+        send(parent, PREPARE, 400 + i, lay)
+    # The helper works through its socket in order: the answer to an
+    # unknown type comes once every PREPARE before it is done.
+    send(parent, 42, 499)
+    m = recv(parent, 60)
+    tap.is_(m and (m[0], m[1]), (ERROR, 499), '65 PREPAREs: no reply of their own') or tap.diag(m)
+    tap.is_(len(mnt_fds(p.pid)), 64, '65 workspaces prepared: 64 held, no more')
+    r, w = os.pipe()
+    send(parent, SPAWN, 500, dict(good, profile='shell', argv=['true'], hold=True), [w])
+    os.close(w)
+    msgs = [recv(parent, 30), recv(parent, 30)]
+    os.close(r)
+    tap.is_([m and m[0] for m in msgs], [SPAWNED, EXITED], 'the least recently used one still runs a command')
+    tap.is_(len(mnt_fds(p.pid)), 64, 'mounted afresh in place of the next least recently used')
 
     parent.close()
     try:
