@@ -8,7 +8,7 @@
 # and holds the overlay (a mount-namespace fd in the helper, nothing on the
 # host), FORGET replaces it with a fresh mount, at most 64 are held (least
 # recently used out first), and the helper exits with its server, taking
-# what it held.
+# what it held. As root and as the unprivileged service user.
 import json
 import os
 import select
@@ -24,7 +24,6 @@ import tap   # noqa: E402
 sbx.bwrap_or_skip()
 
 HELLO, SPAWN, SPAWNED, EXITED, KILL, ERROR, FORGET, PREPARE = range(1, 9)
-HELPER = os.path.join(cdm.BUILDDIR, 'codumentor-sandbox')
 
 
 def send(sock, typ, ident, body=None, fds=(), version=1):
@@ -48,127 +47,154 @@ def recv(sock, timeout=5):
 mnt_fds = sbx.held_mount_namespaces
 
 
-def layers(base, name):
-    root = os.path.join(base, name)
+def layers(env, name):
+    root = os.path.join(env.workspaces, name)
     d = {k: os.path.join(root, k) for k in ('lower', 'upper', 'work', 'merged')}
     for p in d.values():
         os.makedirs(p, mode=0o700, exist_ok=True)
+        env.chown(p)
+    env.chown(root)
     return d
 
 
-with sbx.Env(None) as env:
-    base = env.workspaces
-    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    argv = [HELPER, '--parent', str(os.getpid()), '--bwrap', '/usr/bin/bwrap', '--base', base,
-            '--seccomp-mode', 'off', '--keep-mounted', '60']
+LABEL = ['']
 
-    def fd3():
-        os.dup2(child.fileno(), 3)
-    # close_fds=False: Python would close fd 3 after fd3() ran; the helper
-    # closes everything above its socket itself.
-    p = subprocess.Popen(argv, preexec_fn=fd3, close_fds=False, stdin=subprocess.DEVNULL)
-    child.close()
-    hello = recv(parent, 60)
-    tap.is_(hello and hello[0], HELLO, 'the helper says HELLO first')
-    tap.ok(hello and hello[2].get('available'), 'with the sandbox available') or tap.diag(hello)
 
-    good = layers(base, cdm.random_id())
-    outside = dict(good, upper='/tmp/cdm-outside-upper')
-    dotdot = dict(good, work=good['work'] + '/../../x')
-    comma = dict(good, upper=good['upper'] + ',lowerdir=/etc')
-    cases = [
-        ('PREPARE with upper outside the base', PREPARE, outside, r'upper: .* is not below the workspace base'),
-        ('PREPARE with .. in work', PREPARE, dotdot, r"work: expected an absolute path without '\.', '\.\.'"),
-        ('PREPARE with overlay option syntax in upper', PREPARE, comma, r"upper: expected an absolute path"),
-        ('PREPARE without layers', PREPARE, {}, r'lower: expected an absolute path'),
-        ('FORGET without an upper layer', FORGET, {'lower': good['lower']}, r'FORGET: expected \{"upper": path\}'),
-        ('SPAWN with upper outside the base', SPAWN,
-         dict(outside, profile='shell', argv=['true']), r'upper: .* is not below the workspace base'),
-        ('an unknown type', 42, {}, r'unexpected message type 42'),
-    ]
-    ident = 100
-    for name, typ, body, want in cases:
-        ident += 1
-        fds = []
-        if typ == SPAWN:
-            r, w = os.pipe()
-            fds = [w]
-        send(parent, typ, ident, body, fds)
-        if fds:
-            os.close(fds[0])
-            os.close(r)
-        m = recv(parent)
-        tap.is_(m and (m[0], m[1]), (ERROR, ident), '%s: ERROR for that request' % name) or tap.diag(m)
-        tap.like(m and m[2].get('message') or '', want, '%s: saying why' % name)
-    tap.is_(mnt_fds(p.pid), [], 'none of them mounted or held anything')
-    tap.ok(not os.path.exists('/tmp/cdm-outside-upper'), 'nor created anything outside the base')
+def _labelled(fn):
+    def f(*args):
+        return fn(*(args[:-1] + ('%s: %s' % (LABEL[0], args[-1]),)))
+    return f
 
-    parent.send(b'\x01\x00')
-    m = recv(parent)
-    tap.is_(m and m[0], ERROR, 'a short datagram: ERROR') or tap.diag(m)
-    send(parent, PREPARE, 7, good, version=9)
-    m = recv(parent)
-    tap.is_(m and m[0], ERROR, 'a wrong protocol version: ERROR') or tap.diag(m)
-    tap.is_(mnt_fds(p.pid), [], 'and nothing held')
 
-    # What it accepts.
-    send(parent, PREPARE, 200, good)
-    tap.is_(recv(parent, 1), None, 'PREPARE: no reply')
-    held = mnt_fds(p.pid)
-    tap.is_(len(held), 1, 'PREPARE: the helper holds one mount namespace') or tap.diag(held)
-    tap.is_(os.listdir(good['merged']), [], 'PREPARE: nothing is mounted on the host')
-    send(parent, PREPARE, 201, good)
-    tap.is_(mnt_fds(p.pid), held, 'PREPARE again: the same one, not a second')
-    with open(os.path.join(good['upper'], 'from-host.txt'), 'w') as f:
-        f.write('x')
-    send(parent, FORGET, 202, {'upper': good['upper']})
-    tap.is_(recv(parent, 1), None, 'FORGET: no reply')
-    again = mnt_fds(p.pid)
-    tap.ok(len(again) == 1 and again != held, 'FORGET: replaced by a fresh mount (%s -> %s)' % (held, again))
-    send(parent, FORGET, 203, {'upper': os.path.join(base, 'not-held', 'upper')})
-    tap.is_(recv(parent, 1), None, 'FORGET of what is not held: no reply, no harm')
-    tap.is_(len(mnt_fds(p.pid)), 1, 'and the held one stays')
+is_, ok, like = _labelled(tap.is_), _labelled(tap.ok), _labelled(tap.like)
 
-    # A SPAWN in the held overlay sees the host's write.
-    r, w = os.pipe()
-    send(parent, SPAWN, 300, dict(good, profile='shell', argv=['cat', 'from-host.txt'], hold=True), [w])
-    os.close(w)
-    msgs = [recv(parent, 30), recv(parent, 30)]
-    out = b''
-    while True:
-        chunk = os.read(r, 4096)
-        if not chunk:
-            break
-        out += chunk
-    os.close(r)
-    tap.is_([m and m[0] for m in msgs], [SPAWNED, EXITED], 'SPAWN in the held overlay: SPAWNED, EXITED')
-    tap.is_((msgs[1] and msgs[1][2].get('exit_code'), out), (0, b'x'), 'and the command read the file')
 
-    # At most 64 held: the least recently used goes first.
-    many = [layers(base, 'many-%02d' % i) for i in range(65)]
-    for i, lay in enumerate(many):
-        send(parent, PREPARE, 400 + i, lay)
-    # The helper works through its socket in order: the answer to an
-    # unknown type comes once every PREPARE before it is done.
-    send(parent, 42, 499)
-    m = recv(parent, 60)
-    tap.is_(m and (m[0], m[1]), (ERROR, 499), '65 PREPAREs: no reply of their own') or tap.diag(m)
-    tap.is_(len(mnt_fds(p.pid)), 64, '65 workspaces prepared: 64 held, no more')
-    r, w = os.pipe()
-    send(parent, SPAWN, 500, dict(good, profile='shell', argv=['true'], hold=True), [w])
-    os.close(w)
-    msgs = [recv(parent, 30), recv(parent, 30)]
-    os.close(r)
-    tap.is_([m and m[0] for m in msgs], [SPAWNED, EXITED], 'the least recently used one still runs a command')
-    tap.is_(len(mnt_fds(p.pid)), 64, 'mounted afresh in place of the next least recently used')
-
-    parent.close()
+def check(label, user):
+    LABEL[0] = label
+    env = sbx.Env(user)
     try:
-        p.wait(10)
-        tap.ok(True, 'the helper exits when its server goes away')
-    except subprocess.TimeoutExpired:
-        p.kill()
-        tap.ok(False, 'the helper exits when its server goes away')
-    tap.is_(os.listdir(good['merged']), [], 'and leaves nothing mounted on the host')
+        base = env.workspaces
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        argv = [os.path.join(env.bin, 'codumentor-sandbox'), '--parent', str(os.getpid()), '--bwrap', '/usr/bin/bwrap', '--base', base,
+                '--seccomp-mode', 'off', '--keep-mounted', '60']
+
+        def fd3():
+            if user is not None:
+                os.setgroups([])
+                os.setgid(user.pw_gid)
+                os.setuid(user.pw_uid)
+            os.dup2(child.fileno(), 3)
+        # close_fds=False: Python would close fd 3 after fd3() ran; the helper
+        # closes everything above its socket itself.
+        p = subprocess.Popen(argv, preexec_fn=fd3, close_fds=False, stdin=subprocess.DEVNULL)
+        child.close()
+        hello = recv(parent, 60)
+        is_(hello and hello[0], HELLO, 'the helper says HELLO first')
+        ok(hello and hello[2].get('available'), 'with the sandbox available') or tap.diag(hello)
+
+        good = layers(env, cdm.random_id())
+        outside = dict(good, upper='/tmp/cdm-outside-upper')
+        dotdot = dict(good, work=good['work'] + '/../../x')
+        comma = dict(good, upper=good['upper'] + ',lowerdir=/etc')
+        cases = [
+            ('PREPARE with upper outside the base', PREPARE, outside, r'upper: .* is not below the workspace base'),
+            ('PREPARE with .. in work', PREPARE, dotdot, r"work: expected an absolute path without '\.', '\.\.'"),
+            ('PREPARE with overlay option syntax in upper', PREPARE, comma, r"upper: expected an absolute path"),
+            ('PREPARE without layers', PREPARE, {}, r'lower: expected an absolute path'),
+            ('FORGET without an upper layer', FORGET, {'lower': good['lower']}, r'FORGET: expected \{"upper": path\}'),
+            ('SPAWN with upper outside the base', SPAWN,
+             dict(outside, profile='shell', argv=['true']), r'upper: .* is not below the workspace base'),
+            ('an unknown type', 42, {}, r'unexpected message type 42'),
+        ]
+        ident = 100
+        for name, typ, body, want in cases:
+            ident += 1
+            fds = []
+            if typ == SPAWN:
+                r, w = os.pipe()
+                fds = [w]
+            send(parent, typ, ident, body, fds)
+            if fds:
+                os.close(fds[0])
+                os.close(r)
+            m = recv(parent)
+            is_(m and (m[0], m[1]), (ERROR, ident), '%s: ERROR for that request' % name) or tap.diag(m)
+            like(m and m[2].get('message') or '', want, '%s: saying why' % name)
+        is_(mnt_fds(p.pid), [], 'none of them mounted or held anything')
+        ok(not os.path.exists('/tmp/cdm-outside-upper'), 'nor created anything outside the base')
+
+        parent.send(b'\x01\x00')
+        m = recv(parent)
+        is_(m and m[0], ERROR, 'a short datagram: ERROR') or tap.diag(m)
+        send(parent, PREPARE, 7, good, version=9)
+        m = recv(parent)
+        is_(m and m[0], ERROR, 'a wrong protocol version: ERROR') or tap.diag(m)
+        is_(mnt_fds(p.pid), [], 'and nothing held')
+
+        # What it accepts.
+        send(parent, PREPARE, 200, good)
+        is_(recv(parent, 1), None, 'PREPARE: no reply')
+        held = mnt_fds(p.pid)
+        is_(len(held), 1, 'PREPARE: the helper holds one mount namespace') or tap.diag(held)
+        is_(os.listdir(good['merged']), [], 'PREPARE: nothing is mounted on the host')
+        send(parent, PREPARE, 201, good)
+        is_(mnt_fds(p.pid), held, 'PREPARE again: the same one, not a second')
+        with open(os.path.join(good['upper'], 'from-host.txt'), 'w') as f:
+            f.write('x')
+        send(parent, FORGET, 202, {'upper': good['upper']})
+        is_(recv(parent, 1), None, 'FORGET: no reply')
+        again = mnt_fds(p.pid)
+        ok(len(again) == 1 and again != held, 'FORGET: replaced by a fresh mount (%s -> %s)' % (held, again))
+        send(parent, FORGET, 203, {'upper': os.path.join(base, 'not-held', 'upper')})
+        is_(recv(parent, 1), None, 'FORGET of what is not held: no reply, no harm')
+        is_(len(mnt_fds(p.pid)), 1, 'and the held one stays')
+
+        # A SPAWN in the held overlay sees the host's write.
+        r, w = os.pipe()
+        send(parent, SPAWN, 300, dict(good, profile='shell', argv=['cat', 'from-host.txt'], hold=True), [w])
+        os.close(w)
+        msgs = [recv(parent, 30), recv(parent, 30)]
+        out = b''
+        while True:
+            chunk = os.read(r, 4096)
+            if not chunk:
+                break
+            out += chunk
+        os.close(r)
+        is_([m and m[0] for m in msgs], [SPAWNED, EXITED], 'SPAWN in the held overlay: SPAWNED, EXITED')
+        is_((msgs[1] and msgs[1][2].get('exit_code'), out), (0, b'x'), 'and the command read the file')
+
+        # At most 64 held: the least recently used goes first.
+        many = [layers(env, 'many-%02d' % i) for i in range(65)]
+        for i, lay in enumerate(many):
+            send(parent, PREPARE, 400 + i, lay)
+        # The helper works through its socket in order: the answer to an
+        # unknown type comes once every PREPARE before it is done.
+        send(parent, 42, 499)
+        m = recv(parent, 60)
+        is_(m and (m[0], m[1]), (ERROR, 499), '65 PREPAREs: no reply of their own') or tap.diag(m)
+        is_(len(mnt_fds(p.pid)), 64, '65 workspaces prepared: 64 held, no more')
+        r, w = os.pipe()
+        send(parent, SPAWN, 500, dict(good, profile='shell', argv=['true'], hold=True), [w])
+        os.close(w)
+        msgs = [recv(parent, 30), recv(parent, 30)]
+        os.close(r)
+        is_([m and m[0] for m in msgs], [SPAWNED, EXITED], 'the least recently used one still runs a command')
+        is_(len(mnt_fds(p.pid)), 64, 'mounted afresh in place of the next least recently used')
+
+        parent.close()
+        try:
+            p.wait(10)
+            ok(True, 'the helper exits when its server goes away')
+        except subprocess.TimeoutExpired:
+            p.kill()
+            ok(False, 'the helper exits when its server goes away')
+        is_(os.listdir(good['merged']), [], 'and leaves nothing mounted on the host')
+
+    finally:
+        env.cleanup()
+
+for label, user in sbx.identities():
+    check(label, user)
 
 tap.done()
