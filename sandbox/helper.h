@@ -1,8 +1,9 @@
 /*
  * helper.h — what the parts of codumentor-sandbox share: its fixed
  * configuration (from its command line, set once at exec time and never
- * changed by a message), a validated spawn request, and the functions that
- * start a sandbox (spawn.c) and test that one can be started (selftest.c).
+ * changed by a message), a validated spawn request (request.c), and the
+ * functions that start a sandbox (spawn.c), keep overlays mounted (hold.c)
+ * and test that one can be started (selftest.c).
  */
 #ifndef CDM_SANDBOX_HELPER_H
 #define CDM_SANDBOX_HELPER_H
@@ -29,7 +30,16 @@ struct helper_conf {
 	gid_t		 gid;
 };
 
-/* A SPAWN request after validation; strings are owned. */
+#define SBX_ENV_NAME_MAX	128		/* bytes of a variable's name */
+#define SBX_ENV_VALUE_MAX	(32 * 1024)	/* and of its value */
+
+/* Format into err and return -1: how every step here reports a failure. */
+int	helper_fail(char *err, size_t len, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+/* strdup, or abort: the helper has no way to go on without memory. */
+char   *helper_strdup(const char *s);
+
+/* A SPAWN request after validation (request.c); strings are owned. */
 struct spawn_req {
 	char	*lower, *upper, *work, *merged;
 	char   **argv;			/* NULL-terminated */
@@ -55,7 +65,7 @@ struct spawned {
 
 struct json_object;
 
-/* Validate a SPAWN body against the configuration. 0, or -1 with err. */
+/* Validate a SPAWN body against the configuration (request.c). 0, or -1. */
 int	spawn_parse(const struct helper_conf *c, struct json_object *o,
 	    struct spawn_req *r, char *err, size_t errlen);
 void	spawn_req_free(struct spawn_req *r);

@@ -1,7 +1,8 @@
 /*
- * spawn.c — the `shell` profile: validate a spawn request, build bwrap's
- * argument list from fixed data plus the request's few parameters, and start
- * it on an overlay mounted in a fresh user+mount namespace.
+ * spawn.c — the `shell` profile: build bwrap's argument list from fixed data
+ * plus a validated request's few parameters (request.c), and start it on
+ * the workspace's overlay: joined where the helper holds one (hold.c),
+ * otherwise mounted in a fresh user+mount namespace.
  *
  * bwrap gets an empty environment and its options through `--args 3` (a
  * memfd), so neither /proc/1/environ nor /proc/1/cmdline inside the sandbox
@@ -31,9 +32,6 @@
 #include <linux/magic.h>
 
 #include "helper.h"
-
-#define ENV_NAME_MAX	128
-#define ENV_VALUE_MAX	(32 * 1024)
 
 /* The environment every sandboxed command starts with (seed: minimal). */
 static const char *const base_env[][2] = {
@@ -98,251 +96,6 @@ args(struct argbuf *b, int n, ...)
 	while (n-- > 0)
 		arg(b, va_arg(ap, const char *));
 	va_end(ap);
-}
-
-void
-spawn_req_free(struct spawn_req *r)
-{
-	char **p;
-
-	free(r->lower);
-	free(r->upper);
-	free(r->work);
-	free(r->merged);
-	if (r->argv != NULL)
-		for (p = r->argv; *p != NULL; p++)
-			free(*p);
-	free(r->argv);
-	if (r->env != NULL)
-		for (p = r->env; *p != NULL; p++)
-			free(*p);
-	free(r->env);
-	memset(r, 0, sizeof(*r));
-	r->out_fd = r->err_fd = -1;
-}
-
-static int
-fail(char *err, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* A string member, without NULs, of at most max bytes; NULL otherwise. */
-static const char *
-get_str(struct json_object *o, const char *key, size_t max)
-{
-	struct json_object	*v;
-	const char		*s;
-
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	s = json_object_get_string(v);
-	if ((size_t)json_object_get_string_len(v) != strlen(s) || strlen(s) > max)
-		return NULL;
-	return s;
-}
-
-/*
- * An absolute path without "." or ".." components, and without the
- * characters overlayfs's option syntax gives a meaning (',' ':' '\\').
- */
-static int
-path_ok(const char *p)
-{
-	const char *c;
-
-	if (p == NULL || *p != '/' || strlen(p) >= SBX_PATH_MAX)
-		return 0;
-	if (strpbrk(p, ",:\\\n") != NULL)
-		return 0;
-	for (c = p; *c != '\0'; c++)
-		if (c[0] == '/' && c[1] == '.' && (c[2] == '/' || c[2] == '\0' ||
-		    (c[2] == '.' && (c[3] == '/' || c[3] == '\0'))))
-			return 0;
-	return 1;
-}
-
-/* p is strictly below dir. */
-static int
-path_below(const char *p, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	return strncmp(p, dir, n) == 0 && p[n] == '/' && p[n + 1] != '\0';
-}
-
-static int
-env_name_ok(const char *s)
-{
-	size_t i;
-
-	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
-		return 0;
-	for (i = 1; s[i] != '\0'; i++)
-		if (!((s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-			return 0;
-	return i <= ENV_NAME_MAX;
-}
-
-static char *
-dupstr(const char *s)
-{
-	char *p = strdup(s);
-
-	if (p == NULL)
-		abort();
-	return p;
-}
-
-static int
-parse_argv(struct json_object *o, struct spawn_req *r, char *err, size_t len)
-{
-	struct json_object	*a, *v;
-	size_t			 i, n;
-	const char		*s;
-
-	if (!json_object_object_get_ex(o, "argv", &a) ||
-	    !json_object_is_type(a, json_type_array) ||
-	    (n = json_object_array_length(a)) == 0 || n > SBX_ARGV_MAX)
-		return fail(err, len, "argv: expected 1 to %d strings",
-		    SBX_ARGV_MAX);
-	r->argv = calloc(n + 1, sizeof(char *));
-	if (r->argv == NULL)
-		abort();
-	for (i = 0; i < n; i++) {
-		v = json_object_array_get_idx(a, i);
-		if (!json_object_is_type(v, json_type_string))
-			return fail(err, len, "argv[%zu]: expected a string", i);
-		s = json_object_get_string(v);
-		if ((size_t)json_object_get_string_len(v) != strlen(s))
-			return fail(err, len, "argv[%zu]: contains a NUL byte", i);
-		if (i == 0 && *s == '\0')
-			return fail(err, len, "argv[0]: empty command name");
-		r->argv[i] = dupstr(s);
-	}
-	return 0;
-}
-
-static int
-parse_env(struct json_object *o, struct spawn_req *r, char *err, size_t len)
-{
-	struct json_object	*a, *pair, *k, *v;
-	size_t			 i, n = 0, klen, vlen;
-	const char		*ks, *vs;
-
-	if (json_object_object_get_ex(o, "env", &a)) {
-		if (!json_object_is_type(a, json_type_array) ||
-		    (n = json_object_array_length(a)) > SBX_ENV_MAX)
-			return fail(err, len, "env: expected at most %d pairs",
-			    SBX_ENV_MAX);
-	}
-	r->env = calloc(n + 1, sizeof(char *));
-	if (r->env == NULL)
-		abort();
-	for (i = 0; i < n; i++) {
-		pair = json_object_array_get_idx(a, i);
-		if (!json_object_is_type(pair, json_type_array) ||
-		    json_object_array_length(pair) != 2 ||
-		    !json_object_is_type(k = json_object_array_get_idx(pair, 0),
-		    json_type_string) ||
-		    !json_object_is_type(v = json_object_array_get_idx(pair, 1),
-		    json_type_string))
-			return fail(err, len, "env[%zu]: expected [name, value]", i);
-		ks = json_object_get_string(k);
-		vs = json_object_get_string(v);
-		klen = strlen(ks);
-		vlen = strlen(vs);
-		if ((size_t)json_object_get_string_len(k) != klen ||
-		    !env_name_ok(ks))
-			return fail(err, len, "env[%zu]: not a variable name", i);
-		if ((size_t)json_object_get_string_len(v) != vlen ||
-		    vlen > ENV_VALUE_MAX)
-			return fail(err, len, "env[%zu]: value has a NUL byte or "
-			    "is longer than %d bytes", i, ENV_VALUE_MAX);
-		if ((r->env[i] = malloc(klen + vlen + 2)) == NULL)
-			abort();
-		snprintf(r->env[i], klen + vlen + 2, "%s=%s", ks, vs);
-	}
-	return 0;
-}
-
-int
-spawn_parse_layers(const struct helper_conf *c, struct json_object *o,
-    struct spawn_req *r, char *err, size_t len)
-{
-	const char	*p[4];
-	const char	*names[4] = { "lower", "upper", "work", "merged" };
-	int		 i;
-
-	memset(r, 0, sizeof(*r));
-	r->out_fd = r->err_fd = -1;
-	if (!json_object_is_type(o, json_type_object))
-		return fail(err, len, "expected a JSON object");
-	for (i = 0; i < 4; i++) {
-		p[i] = get_str(o, names[i], SBX_PATH_MAX - 1);
-		if (!path_ok(p[i]))
-			return fail(err, len, "%s: expected an absolute path "
-			    "without '.', '..', ',', ':' or '\\'", names[i]);
-		/* Only the read-only lower layer may be outside the base. */
-		if (i > 0 && !path_below(p[i], c->base))
-			return fail(err, len, "%s: %s is not below the "
-			    "workspace base %s", names[i], p[i], c->base);
-	}
-	r->lower = dupstr(p[0]);
-	r->upper = dupstr(p[1]);
-	r->work = dupstr(p[2]);
-	r->merged = dupstr(p[3]);
-	return 0;
-}
-
-int
-spawn_parse(const struct helper_conf *c, struct json_object *o,
-    struct spawn_req *r, char *err, size_t len)
-{
-	struct json_object	*v;
-	const char		*prof;
-
-	if (spawn_parse_layers(c, o, r, err, len) == -1)
-		return -1;
-	if ((prof = get_str(o, "profile", 32)) == NULL ||
-	    strcmp(prof, "shell") != 0)
-		return fail(err, len, "profile: only \"shell\" is known");
-	if (parse_argv(o, r, err, len) == -1 || parse_env(o, r, err, len) == -1)
-		return -1;
-	if (json_object_object_get_ex(o, "net", &v)) {
-		if (!json_object_is_type(v, json_type_boolean))
-			return fail(err, len, "net: expected true or false");
-		r->net = json_object_get_boolean(v);
-	}
-	if (json_object_object_get_ex(o, "hold", &v)) {
-		if (!json_object_is_type(v, json_type_boolean))
-			return fail(err, len, "hold: expected true or false");
-		r->hold = json_object_get_boolean(v);
-	}
-	if (r->net && !c->allow_net)
-		return fail(err, len, "net: the network is not allowed by the "
-		    "configuration (sandbox.unshare_net)");
-	if (json_object_object_get_ex(o, "timeout_ms", &v)) {
-		if (!json_object_is_type(v, json_type_int) ||
-		    json_object_get_int64(v) < 0 ||
-		    json_object_get_int64(v) > 7LL * 24 * 3600 * 1000)
-			return fail(err, len, "timeout_ms: expected 0 to a week");
-		r->timeout_ms = json_object_get_int64(v);
-	}
-	return 0;
 }
 
 /* --symlink or --ro-bind for the top-level /usr aliases, as on the host. */
@@ -424,7 +177,7 @@ static void
 shell_profile(const struct helper_conf *c, const struct spawn_req *r,
     struct argbuf *b, int *etc_fds)
 {
-	char	**e, name[ENV_NAME_MAX + 1], *eq;
+	char	**e, name[SBX_ENV_NAME_MAX + 1], *eq;
 	size_t	  i;
 
 	args(b, 1, "--unshare-all");
@@ -438,7 +191,7 @@ shell_profile(const struct helper_conf *c, const struct spawn_req *r,
 	/* Operator-listed variables, then the run's own: later ones win. */
 	for (e = c->passenv; e != NULL && *e != NULL; e++) {
 		if ((eq = strchr(*e, '=')) == NULL ||
-		    (size_t)(eq - *e) > ENV_NAME_MAX)
+		    (size_t)(eq - *e) > SBX_ENV_NAME_MAX)
 			continue;
 		memcpy(name, *e, (size_t)(eq - *e));
 		name[eq - *e] = '\0';
@@ -723,9 +476,9 @@ host_env(const struct helper_conf *c, const struct spawn_req *r)
 		snprintf(v[k++], l, "%s=%s", base_env[i][0], base_env[i][1]);
 	}
 	for (e = c->passenv; e != NULL && *e != NULL; e++)
-		v[k++] = dupstr(*e);
+		v[k++] = helper_strdup(*e);
 	for (e = r->env; e != NULL && *e != NULL; e++)
-		v[k++] = dupstr(*e);
+		v[k++] = helper_strdup(*e);
 	return v;
 }
 
@@ -814,7 +567,7 @@ spawn_start(const struct helper_conf *c, const struct spawn_req *r,
 		abort();
 	if (c->isolation) {
 		if (access(c->bwrap, X_OK) == -1) {
-			fail(err, len, "exec: bwrap %s: %s", c->bwrap,
+			helper_fail(err, len, "exec: bwrap %s: %s", c->bwrap,
 			    strerror(errno));
 			goto out;
 		}
@@ -823,7 +576,7 @@ spawn_start(const struct helper_conf *c, const struct spawn_req *r,
 		    (c->seccomp != NULL && (seccomp_fd = memfd_with("seccomp",
 		    c->seccomp, c->seccomp_len)) == -1) ||
 		    pipe2(sp, O_CLOEXEC) == -1) {
-			fail(err, len, "exec: %s", strerror(errno));
+			helper_fail(err, len, "exec: %s", strerror(errno));
 			goto out;
 		}
 		argv[0] = "bwrap";
@@ -839,11 +592,11 @@ spawn_start(const struct helper_conf *c, const struct spawn_req *r,
 		envp = host_env(c, r);
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ep) == -1) {
-		fail(err, len, "exec: socketpair: %s", strerror(errno));
+		helper_fail(err, len, "exec: socketpair: %s", strerror(errno));
 		goto out;
 	}
 	if ((pid = fork()) == -1) {
-		fail(err, len, "exec: fork: %s", strerror(errno));
+		helper_fail(err, len, "exec: fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0)
@@ -865,9 +618,9 @@ spawn_start(const struct helper_conf *c, const struct spawn_req *r,
 	if (got != 0) {
 		if (got > 0) {
 			msg[got] = '\0';
-			fail(err, len, "%s", msg);
+			helper_fail(err, len, "%s", msg);
 		} else {
-			fail(err, len, "exec: from the child: %s",
+			helper_fail(err, len, "exec: from the child: %s",
 			    strerror(errno));
 			kill(pid, SIGKILL);
 		}
@@ -920,11 +673,11 @@ spawn_prepare(const struct helper_conf *c, const struct spawn_req *r,
 	ns->user = ns->mnt = -1;
 	q.hold = 1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
-		return fail(err, len, "socketpair: %s", strerror(errno));
+		return helper_fail(err, len, "socketpair: %s", strerror(errno));
 	if ((pid = fork()) == -1) {
 		close(sv[0]);
 		close(sv[1]);
-		return fail(err, len, "fork: %s", strerror(errno));
+		return helper_fail(err, len, "fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		close(sv[0]);
@@ -951,9 +704,9 @@ spawn_prepare(const struct helper_conf *c, const struct spawn_req *r,
 	}
 	if (got > 0) {
 		msg[got] = '\0';
-		return fail(err, len, "%s", msg);
+		return helper_fail(err, len, "%s", msg);
 	}
-	return fail(err, len, "the namespaces did not come back");
+	return helper_fail(err, len, "the namespaces did not come back");
 }
 
 int
