@@ -6,9 +6,10 @@
  *
  * Many turns run commands at once: sends are serialised by a mutex, each
  * request has an id, and one reader thread routes the helper's replies to
- * the waiting callers. If the helper dies, isolation becomes unavailable for
- * good (the server cannot fork to restart it) and every caller fails closed.
- * It does not build sandboxes or judge requests; the helper does.
+ * the waiting callers (sandbox_run.c sends the requests and waits). If the
+ * helper dies, isolation becomes unavailable for good (the server cannot
+ * fork to restart it) and every caller fails closed. It does not build
+ * sandboxes or judge requests; the helper does.
  */
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -33,25 +34,13 @@
 #include "log.h"
 #include "proto.h"
 #include "sandbox.h"
+#include "sandbox_client.h"
 #include "sandbox_setup.h"
 #include "util.h"
-#include "workspace.h"
 
 #define HELLO_TIMEOUT_MS	60000	/* the self-test builds one sandbox */
-#define REPLY_GRACE_MS		10000	/* past the timeout before we kill */
-#define OUTPUT_CAP_DEFAULT	(64 * 1024)
 #define PASSENV_MAX		32
 #define SOCK_BUF		(512 * 1024)
-
-/* One request in flight; lives on its caller's stack. */
-struct waiter {
-	uint32_t	 id;
-	int		 spawned, exited, refused, dead;
-	int		 started, exit_code, signal, timed_out, killed;
-	char		 error[256];
-	int		 wake;		/* eventfd: a reply came, or the helper died */
-	struct waiter	*next;
-};
 
 static struct {
 	pthread_mutex_t	 lock;		/* everything below but sock writes */
@@ -508,6 +497,30 @@ reader_main(void *arg)
 
 /* ------------------------------------------------------------ requests */
 
+static uint32_t
+next_id_locked(void)
+{
+	if (++sb.next_id == 0)
+		sb.next_id = 1;
+	return sb.next_id;
+}
+
+int
+sbx_waiter_add(struct waiter *w, char *err, size_t len)
+{
+	pthread_mutex_lock(&sb.lock);
+	if (!sb.available || sb.dead) {
+		snprintf(err, len, "%s", sb.reason);
+		pthread_mutex_unlock(&sb.lock);
+		return -1;
+	}
+	w->id = next_id_locked();
+	w->next = sb.waiters;
+	sb.waiters = w;
+	pthread_mutex_unlock(&sb.lock);
+	return 0;
+}
+
 static void
 waiter_remove(struct waiter *w)
 {
@@ -520,9 +533,30 @@ waiter_remove(struct waiter *w)
 		}
 }
 
-static int
-send_locked(enum sbx_type type, uint32_t id, const char *body, const int *fds,
-    int nfds)
+void
+sbx_waiter_remove(struct waiter *w)
+{
+	pthread_mutex_lock(&sb.lock);
+	waiter_remove(w);
+	pthread_mutex_unlock(&sb.lock);
+}
+
+int
+sbx_waiter_done(struct waiter *w, int force)
+{
+	int done;
+
+	pthread_mutex_lock(&sb.lock);
+	done = force || w->refused || w->dead || w->exited;
+	if (done)
+		waiter_remove(w);
+	pthread_mutex_unlock(&sb.lock);
+	return done;
+}
+
+int
+sbx_send_locked(enum sbx_type type, uint32_t id, const char *body,
+    const int *fds, int nfds)
 {
 	int rc;
 
@@ -532,293 +566,14 @@ send_locked(enum sbx_type type, uint32_t id, const char *body, const int *fds,
 	return rc;
 }
 
-/* Read what out_fd (non-blocking) holds now; 1 at its EOF. */
-static int
-drain(int out_fd, struct capture *c)
-{
-	char	buf[16384];
-	ssize_t	n;
-
-	for (;;) {
-		n = read(out_fd, buf, sizeof(buf));
-		if (n > 0)
-			capture_add(c, buf, (size_t)n);
-		else if (n == 0)
-			return 1;
-		else if (errno != EINTR)
-			return errno != EAGAIN;
-	}
-}
-
-/*
- * Send SPAWN with body and fds (then close sent_fd, our copy of the write
- * end, or the output would never end), then follow the request until it
- * ends: read the command's output from out_fd (if not -1), kill it on
- * cancel or when the helper overstays the timeout, and fill res.
- *
- * The request ends with the helper's EXITED, not with the output's EOF:
- * the command's own writes were in the pipe before it exited, so one last
- * drain gets all of them. Waiting for the EOF would wait for bwrap's pid 1
- * and its namespaces to be torn down (about half a millisecond per
- * command); what is not written by then comes from background processes
- * that die with the sandbox.
- */
-static int
-run_request(const char *body, const int *fds, int nfds, int sent_fd,
-    int out_fd, int timeout_ms, size_t cap, volatile int *cancel,
-    struct sandbox_result *res)
-{
-	struct waiter	 w;
-	struct capture	 c;
-	struct pollfd	 pfd[2];
-	int64_t		 start = mono_ms(), kill_at, give_up = 0;
-	int		 eof = out_fd < 0, kill_sent = 0, cancelled = 0, rc = -1;
-	int		 done, npfd;
-	eventfd_t	 ev;
-	ssize_t		 n;
-
-	memset(&w, 0, sizeof(w));
-	memset(&c, 0, sizeof(c));
-	if ((w.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
-		snprintf(res->error, sizeof(res->error), "eventfd: %s",
-		    strerror(errno));
-		goto out;
-	}
-	if (out_fd >= 0) {
-		(void)fcntl(out_fd, F_SETFL, fcntl(out_fd, F_GETFL) | O_NONBLOCK);
-		c.head_cap = cap / 2;
-		c.tail_cap = cap - c.head_cap;
-		c.head = xmalloc(c.head_cap + 1);
-		c.tail = xmalloc(c.tail_cap + 1);
-	}
-	kill_at = timeout_ms > 0 ? start + timeout_ms + REPLY_GRACE_MS : 0;
-
-	pthread_mutex_lock(&sb.lock);
-	if (!sb.available || sb.dead) {
-		snprintf(res->error, sizeof(res->error), "%s", sb.reason);
-		pthread_mutex_unlock(&sb.lock);
-		goto out;
-	}
-	if (++sb.next_id == 0)
-		sb.next_id = 1;
-	w.id = sb.next_id;
-	w.next = sb.waiters;
-	sb.waiters = &w;
-	pthread_mutex_unlock(&sb.lock);
-
-	n = send_locked(SBX_SPAWN, w.id, body, fds, nfds);
-	if (sent_fd >= 0) {
-		close(sent_fd);
-		sent_fd = -1;
-	}
-	if (n == -1) {
-		snprintf(res->error, sizeof(res->error), "cannot reach the "
-		    "sandbox helper: %s", strerror(errno));
-		pthread_mutex_lock(&sb.lock);
-		waiter_remove(&w);
-		pthread_mutex_unlock(&sb.lock);
-		goto out;
-	}
-	for (;;) {
-		int64_t now = mono_ms();
-
-		pthread_mutex_lock(&sb.lock);
-		done = w.refused || w.dead || w.exited ||
-		    (give_up && now > give_up);
-		if (done)
-			waiter_remove(&w);
-		pthread_mutex_unlock(&sb.lock);
-		if (done) {
-			if (!eof)
-				eof = drain(out_fd, &c);
-			break;
-		}
-		if (!kill_sent && ((cancel != NULL && *cancel) ||
-		    (kill_at && now > kill_at))) {
-			cancelled = cancel != NULL && *cancel;
-			(void)send_locked(SBX_KILL, w.id, NULL, NULL, 0);
-			kill_sent = 1;
-			give_up = now + REPLY_GRACE_MS;
-		}
-		pfd[0].fd = w.wake;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = out_fd;
-		pfd[1].events = POLLIN;
-		npfd = eof ? 1 : 2;
-		/* 100 ms: the cancel flag is polled, not signalled. */
-		if (poll(pfd, (nfds_t)npfd, 100) <= 0)
-			continue;
-		if (pfd[0].revents)
-			(void)eventfd_read(w.wake, &ev);
-		if (npfd == 2 && pfd[1].revents)
-			eof = drain(out_fd, &c);
-	}
-	if (out_fd >= 0)
-		capture_finish(&c, res);
-	res->cancelled = cancelled;
-	if (w.refused) {
-		snprintf(res->error, sizeof(res->error), "%s", w.error);
-	} else if (w.exited && !w.started) {
-		/* bwrap itself failed: its own message is the output. */
-		snprintf(res->error, sizeof(res->error), "sandbox setup failed: "
-		    "%.200s", res->output && *res->output ? res->output :
-		    w.error);
-	} else if (!w.exited) {
-		res->started = w.spawned;
-		snprintf(res->error, sizeof(res->error), "%s",
-		    w.dead ? "the sandbox helper exited during the command" :
-		    "the sandbox helper did not report the command's end");
-	} else {
-		res->started = 1;
-		res->exit_code = w.signal ? -1 : w.exit_code;
-		res->signal = w.signal;
-		res->timed_out = w.timed_out;
-		res->cancelled = cancelled || (w.killed && !w.timed_out &&
-		    cancel != NULL && *cancel);
-		rc = 0;
-	}
-out:
-	if (sent_fd >= 0)
-		close(sent_fd);
-	if (w.wake >= 0)
-		close(w.wake);
-	free(c.head);
-	free(c.tail);
-	return rc;
-}
-
-int
-sandbox_run(const struct sandbox_run *run, struct sandbox_result *res)
-{
-	struct workspace	 ws;
-	char			*body;
-	int			 p[2], rc;
-
-	memset(res, 0, sizeof(*res));
-	if (!sandbox_available(res->error, sizeof(res->error)))
-		return -1;
-	if (run->argv == NULL || run->argv[0] == NULL) {
-		snprintf(res->error, sizeof(res->error), "no command");
-		return -1;
-	}
-	if (workspace_ensure(run->conversation_id, &ws) == -1) {
-		snprintf(res->error, sizeof(res->error), "the conversation's "
-		    "workspace cannot be created: %s", strerror(errno));
-		return -1;
-	}
-	(void)workspace_touch(&ws);
-	body = sbx_spawn_body(ws.lower, ws.upper, ws.work, ws.merged, run->argv,
-	    run->env, run->nenv, !app.cfg.sandbox.unshare_net, 1,
-	    run->timeout_ms);
-	if (strlen(body) > SBX_BODY_MAX) {
-		free(body);
-		snprintf(res->error, sizeof(res->error), "the command is longer "
-		    "than %d bytes", SBX_BODY_MAX);
-		return -1;
-	}
-	if (pipe2(p, O_CLOEXEC) == -1) {
-		free(body);
-		snprintf(res->error, sizeof(res->error), "pipe: %s",
-		    strerror(errno));
-		return -1;
-	}
-	rc = run_request(body, &p[1], 1, p[1], p[0], run->timeout_ms,
-	    run->output_cap > 0 ? run->output_cap : OUTPUT_CAP_DEFAULT,
-	    run->cancel, res);
-	close(p[0]);
-	free(body);
-	return rc;
-}
-
-/* An id for a message without a reply; 0 when no message should go. */
-static uint32_t
-notice_id(void)
+uint32_t
+sbx_notice_id(void)
 {
 	uint32_t id = 0;
 
 	pthread_mutex_lock(&sb.lock);
-	if (sb.available && !sb.dead && sb.isolation) {
-		if (++sb.next_id == 0)
-			sb.next_id = 1;
-		id = sb.next_id;
-	}
+	if (sb.available && !sb.dead && sb.isolation)
+		id = next_id_locked();
 	pthread_mutex_unlock(&sb.lock);
 	return id;
-}
-
-static void
-send_notice(enum sbx_type type, uint32_t id, struct json_object *o)
-{
-	/*
-	 * Ordered before any later SPAWN on the same socket. If the send
-	 * fails the helper is gone, and nothing will run at all.
-	 */
-	if (send_locked(type, id, json_object_to_json_string_ext(o,
-	    JSON_C_TO_STRING_PLAIN), NULL, 0) == -1)
-		log_error("sandbox helper: %s: %s", sbx_type_name(type),
-		    strerror(errno));
-	json_object_put(o);
-}
-
-void
-sandbox_forget(const char *conversation_id)
-{
-	struct json_object	*o;
-	struct workspace	 ws;
-	uint32_t		 id;
-
-	if (workspace_paths(conversation_id, &ws) == -1 ||
-	    (id = notice_id()) == 0)
-		return;
-	o = json_object_new_object();
-	json_object_object_add(o, "upper", json_object_new_string(ws.upper));
-	send_notice(SBX_FORGET, id, o);
-}
-
-void
-sandbox_prepare(const char *conversation_id)
-{
-	struct json_object	*o;
-	struct workspace	 ws;
-	uint32_t		 id;
-
-	if ((id = notice_id()) == 0 ||
-	    workspace_ensure(conversation_id, &ws) == -1)
-		return;		/* the command will say why, if one comes */
-	(void)workspace_touch(&ws);
-	o = json_object_new_object();
-	json_object_object_add(o, "lower", json_object_new_string(ws.lower));
-	json_object_object_add(o, "upper", json_object_new_string(ws.upper));
-	json_object_object_add(o, "work", json_object_new_string(ws.work));
-	json_object_object_add(o, "merged", json_object_new_string(ws.merged));
-	send_notice(SBX_PREPARE, id, o);
-}
-
-int
-sandbox_run_direct(const struct sandbox_direct *d, struct sandbox_result *res)
-{
-	char	*body;
-	int	 fds[2] = { d->out_fd, d->err_fd }, rc;
-
-	memset(res, 0, sizeof(*res));
-	if (!sandbox_available(res->error, sizeof(res->error)))
-		return -1;
-	body = sbx_spawn_body(d->lower, d->upper, d->work, d->merged, d->argv,
-	    NULL, 0, d->net, 0, d->timeout_ms);
-	if (strlen(body) > SBX_BODY_MAX) {
-		free(body);
-		snprintf(res->error, sizeof(res->error), "the command is longer "
-		    "than %d bytes", SBX_BODY_MAX);
-		return -1;
-	}
-	rc = run_request(body, fds, 2, -1, -1, d->timeout_ms, 0, NULL, res);
-	free(body);
-	return rc;
-}
-
-void
-sandbox_result_free(struct sandbox_result *res)
-{
-	free(res->output);
-	res->output = NULL;
 }
