@@ -1,7 +1,7 @@
 /*
  * engine_turn.c — one turn: call the model, relay its text as coalesced
- * message.delta events, store its answer, run its tool calls (approval
- * first for gated tools), store the results, and call the model again until
+ * message.delta events, store its answer, run its tool calls (engine_calls.c:
+ * approval first for gated tools, the results stored), and call it again until
  * it answers without tool calls or engine.max_steps is reached. Every
  * stored row and the event announcing it are written in one transaction, so
  * the log and the tables never disagree. The end of a turn is written with
@@ -14,7 +14,6 @@
 #include <json-c/json.h>
 
 #include "app.h"
-#include "approvals.h"
 #include "db.h"
 #include "engine_turn.h"
 #include "events.h"
@@ -28,22 +27,10 @@
 #define DELTA_MAX	1024		/* bytes buffered before a flush */
 #define MIN_BUDGET	512		/* tokens of history, whatever the profile */
 
-/* The state of a running turn beyond its task. */
-struct turn {
-	struct task	*t;
-	char		*pending;	/* text not yet in a message.delta */
-	size_t		 plen, pcap;
-	int64_t		 last_flush;
-	int		 steps;
-	char		 finish_reason[32];
-	long long	 usage[3];	/* prompt, completion, total tokens */
-	int		 have_usage;
-};
-
 /* ---------------------------------------------------------- storage */
 
-static struct json_object *
-turn_data(const char *turn_id)
+struct json_object *
+turn_event_data(const char *turn_id)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -52,8 +39,8 @@ turn_data(const char *turn_id)
 }
 
 /* Add an event to the open transaction and drop data. -1 on failure. */
-static int
-add_event(const char *conv_id, const char *type, struct json_object *data)
+int
+turn_add_event(const char *conv_id, const char *type, struct json_object *data)
 {
 	int64_t id = events_add(conv_id, type, data);
 
@@ -61,41 +48,8 @@ add_event(const char *conv_id, const char *type, struct json_object *data)
 	return id == -1 ? -1 : 0;
 }
 
-/* A statement with ?1 the turn and ?2 the call bound; NULL on error. */
-static sqlite3_stmt *
-call_stmt(const char *sql, const struct turn *tu, const struct llm_call *c)
-{
-	sqlite3_stmt *st;
-
-	if ((st = db_stmt(sql)) == NULL)
-		return NULL;
-	sqlite3_bind_text(st, 1, tu->t->turn_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, c->id, -1, SQLITE_STATIC);
-	return st;
-}
-
-static struct json_object *
-call_data(const struct turn *tu, const struct llm_call *c)
-{
-	struct json_object *o = turn_data(tu->t->turn_id);
-
-	json_object_object_add(o, "call_id", json_object_new_string(c->id));
-	return o;
-}
-
-/* Add the event, commit; the transaction is closed either way. */
-static int
-commit_with(const struct turn *tu, const char *type, struct json_object *data)
-{
-	if (add_event(tu->t->conv_id, type, data) == -1) {
-		events_abort();
-		return -1;
-	}
-	return events_commit();
-}
-
-static int
-step_done(sqlite3_stmt *st, const char *what)
+int
+turn_step_done(sqlite3_stmt *st, const char *what)
 {
 	int rc = sqlite3_step(st);
 
@@ -121,14 +75,14 @@ turn_begin(struct turn *tu)
 		goto fail;
 	sqlite3_bind_text(st, 1, tu->t->turn_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, ts, -1, SQLITE_STATIC);
-	if (step_done(st, "turn start") == -1)
+	if (turn_step_done(st, "turn start") == -1)
 		goto fail;
 	if (sqlite3_changes(db_conn()) == 0) {
 		events_abort();
 		return 1;
 	}
-	if (add_event(tu->t->conv_id, "turn.started",
-	    turn_data(tu->t->turn_id)) == -1)
+	if (turn_add_event(tu->t->conv_id, "turn.started",
+	    turn_event_data(tu->t->turn_id)) == -1)
 		goto fail;
 	return events_commit();
 fail:
@@ -175,16 +129,16 @@ turn_end(struct turn *tu, const char *status, const char *error)
 		sqlite3_bind_text(st, 5, usage, -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 6, tu->steps);
 	sqlite3_bind_text(st, 7, ts, -1, SQLITE_STATIC);
-	if (step_done(st, "turn end") == -1)
+	if (turn_step_done(st, "turn end") == -1)
 		goto fail;
 	if (sqlite3_changes(db_conn()) == 0) {
 		events_abort();
 		goto out;
 	}
-	data = turn_data(tu->t->turn_id);
+	data = turn_event_data(tu->t->turn_id);
 	if (error)
 		json_object_object_add(data, "error", json_object_new_string(error));
-	if (add_event(tu->t->conv_id, type, data) == -1)
+	if (turn_add_event(tu->t->conv_id, type, data) == -1)
 		goto fail;
 	if (events_commit() == -1)
 		log_error("turn %s: its end could not be stored", tu->t->turn_id);
@@ -199,8 +153,8 @@ out:
 }
 
 /* Insert a message row (role assistant or tool) in the open transaction. */
-static int
-message_insert(struct turn *tu, const char *id, const char *role,
+int
+turn_message_insert(struct turn *tu, const char *id, const char *role,
     const char *content, const char *tool_calls, const char *tool_call_id,
     const char *ts)
 {
@@ -223,7 +177,7 @@ message_insert(struct turn *tu, const char *id, const char *role,
 		sqlite3_bind_text(st, 6, tool_call_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, tu->t->turn_id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 8, ts, -1, SQLITE_STATIC);
-	return step_done(st, "message insert");
+	return turn_step_done(st, "message insert");
 }
 
 /* The assistant message and its message.created. calls may be NULL. */
@@ -240,7 +194,7 @@ store_assistant(struct turn *tu, const char *text, struct json_object *calls)
 		cj = json_object_to_json_string_ext(calls, JSON_C_TO_STRING_PLAIN);
 	if (events_begin() == -1)
 		return -1;
-	if (message_insert(tu, id, "assistant", text, cj, NULL, ts) == -1)
+	if (turn_message_insert(tu, id, "assistant", text, cj, NULL, ts) == -1)
 		goto fail;
 	msg = json_object_new_object();
 	json_object_object_add(msg, "id", json_object_new_string(id));
@@ -253,7 +207,7 @@ store_assistant(struct turn *tu, const char *text, struct json_object *calls)
 	json_object_object_add(msg, "created_at", json_object_new_string(ts));
 	data = json_object_new_object();
 	json_object_object_add(data, "message", msg);
-	if (add_event(tu->t->conv_id, "message.created", data) == -1)
+	if (turn_add_event(tu->t->conv_id, "message.created", data) == -1)
 		goto fail;
 	return events_commit();
 fail:
@@ -270,7 +224,7 @@ delta_flush(struct turn *tu)
 
 	if (tu->plen == 0)
 		return;
-	data = turn_data(tu->t->turn_id);
+	data = turn_event_data(tu->t->turn_id);
 	json_object_object_add(data, "text",
 	    json_object_new_string_len(tu->pending, (int)tu->plen));
 	if (events_append(tu->t->conv_id, "message.delta", data) == -1)
@@ -316,219 +270,6 @@ on_tick(void *arg)
 		return -1;
 	}
 	return (int)(app.cfg.engine.delta_flush_ms - age);
-}
-
-/* ---------------------------------------------------------- tools */
-
-static int
-call_insert(struct turn *tu, const struct llm_call *c, const char *args)
-{
-	static const char *sql = "INSERT OR REPLACE INTO tool_calls (turn_id, "
-	    "call_id, conversation_id, name, arguments, created_at) VALUES "
-	    "(?1, ?2, ?3, ?4, ?5, ?6)";
-	struct json_object	*data;
-	sqlite3_stmt		*st;
-	char			 ts[TIME_BUFSZ];
-
-	time_rfc3339(ts, now_ms());
-	if (events_begin() == -1)
-		return -1;
-	if ((st = call_stmt(sql, tu, c)) == NULL)
-		goto fail;
-	sqlite3_bind_text(st, 3, tu->t->conv_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, c->name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, args, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 6, ts, -1, SQLITE_STATIC);
-	if (step_done(st, "tool call insert") == -1)
-		goto fail;
-	data = call_data(tu, c);
-	json_object_object_add(data, "name", json_object_new_string(c->name));
-	json_object_object_add(data, "arguments", json_object_new_string(args));
-	return commit_with(tu, "tool.call", data);
-fail:
-	events_abort();
-	return -1;
-}
-
-/* The call waits: stored as needing approval, approval.required out. */
-static int
-approval_ask(struct turn *tu, const struct llm_call *c, const char *cmd)
-{
-	static const char *sql = "UPDATE tool_calls SET needs_approval = 1, "
-	    "command = ?3 WHERE turn_id = ?1 AND call_id = ?2";
-	struct json_object	*data;
-	sqlite3_stmt		*st;
-
-	if (events_begin() == -1)
-		return -1;
-	if ((st = call_stmt(sql, tu, c)) == NULL)
-		goto fail;
-	sqlite3_bind_text(st, 3, cmd, -1, SQLITE_STATIC);
-	if (step_done(st, "approval request") == -1)
-		goto fail;
-	data = call_data(tu, c);
-	json_object_object_add(data, "name", json_object_new_string(c->name));
-	json_object_object_add(data, "command", json_object_new_string(cmd));
-	return commit_with(tu, "approval.required", data);
-fail:
-	events_abort();
-	return -1;
-}
-
-static int
-approval_record(struct turn *tu, const struct llm_call *c, const char *cmd,
-    int approve, const char *by)
-{
-	static const char *sql = "UPDATE tool_calls SET command = ?3, "
-	    "decision = ?4, decided_by = ?5, decided_at = ?6 WHERE turn_id = ?1 "
-	    "AND call_id = ?2";
-	struct json_object	*data;
-	sqlite3_stmt		*st;
-	const char		*decision = approve ? "approve" : "deny";
-	char			 ts[TIME_BUFSZ];
-
-	time_rfc3339(ts, now_ms());
-	if (events_begin() == -1)
-		return -1;
-	if ((st = call_stmt(sql, tu, c)) == NULL)
-		goto fail;
-	sqlite3_bind_text(st, 3, cmd, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, decision, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, by, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 6, ts, -1, SQLITE_STATIC);
-	if (step_done(st, "approval decision") == -1)
-		goto fail;
-	data = call_data(tu, c);
-	json_object_object_add(data, "decision", json_object_new_string(decision));
-	json_object_object_add(data, "by", json_object_new_string(by));
-	return commit_with(tu, "approval.decided", data);
-fail:
-	events_abort();
-	return -1;
-}
-
-/* The result: tool message, tool_calls.ok and tool.result, together. */
-static int
-store_result(struct turn *tu, const struct llm_call *c,
-    const struct tool_result *res)
-{
-	static const char *sql = "UPDATE tool_calls SET ok = ?3 WHERE "
-	    "turn_id = ?1 AND call_id = ?2";
-	struct json_object	*data;
-	sqlite3_stmt		*st;
-	char			 id[ID_BUFSZ], ts[TIME_BUFSZ], *content;
-
-	random_id(id);
-	time_rfc3339(ts, now_ms());
-	content = tools_model_content(res);
-	if (events_begin() == -1) {
-		free(content);
-		return -1;
-	}
-	if (message_insert(tu, id, "tool", content, NULL, c->id, ts) == -1)
-		goto fail;
-	if ((st = call_stmt(sql, tu, c)) == NULL)
-		goto fail;
-	sqlite3_bind_int(st, 3, res->ok);
-	if (step_done(st, "tool result") == -1)
-		goto fail;
-	data = call_data(tu, c);
-	json_object_object_add(data, "ok", json_object_new_boolean(res->ok));
-	json_object_object_add(data, "output", json_object_new_string_len(
-	    res->output ? res->output : "", (int)res->output_len));
-	if (res->has_exit_code)
-		json_object_object_add(data, "exit_code",
-		    json_object_new_int(res->exit_code));
-	if (!res->ok)
-		json_object_object_add(data, "error",
-		    json_object_new_string(res->error));
-	free(content);
-	return commit_with(tu, "tool.result", data);
-fail:
-	free(content);
-	events_abort();
-	return -1;
-}
-
-/*
- * Approval for a gated call. 1 approved, 0 denied (res says why), -1 the
- * turn is being aborted.
- */
-static int
-gate(struct turn *tu, const struct llm_call *c, struct json_object *args,
-    struct tool_result *res)
-{
-	const char			*cmd = tools_command(args);
-	char				 by[APPROVAL_BY_MAX];
-	enum approval			 a;
-	enum approval_wait_result	 w;
-	int				 approve;
-
-	if (cmd == NULL)
-		cmd = "";
-	a = approval_by_rules(cmd, by, sizeof(by));
-	if (a == APPROVAL_ASK) {
-		approval_register(tu->t->conv_id, c->id);
-		if (approval_ask(tu, c, cmd) == -1) {
-			/* Nobody can answer a request that was never shown. */
-			approval_submit(tu->t->conv_id, c->id, 0, "error");
-		}
-		w = approval_wait(tu->t->conv_id, c->id,
-		    app.cfg.tools.approval_timeout_seconds, &tu->t->abort, by,
-		    sizeof(by));
-		if (w == WAIT_CANCELLED)
-			return -1;
-		approve = w == WAIT_APPROVED;
-	} else
-		approve = a == APPROVAL_ALLOW;
-	if (approval_record(tu, c, cmd, approve, by) == -1)
-		log_error("turn %s: an approval decision could not be stored",
-		    tu->t->turn_id);
-	if (approve)
-		return 1;
-	if (strcmp(by, "timeout") == 0)
-		tool_fail(res, "the command was not run: nobody approved it "
-		    "within %d s", app.cfg.tools.approval_timeout_seconds);
-	else if (strncmp(by, "rule:", 5) == 0)
-		tool_fail(res, "the command was not run: the approval rule "
-		    "'%s' denies it", by + 5);
-	else
-		tool_fail(res, "the command was not run: the user denied it");
-	return 0;
-}
-
-/* Run one call to its stored result. -1: the turn is being aborted. */
-static int
-run_call(struct turn *tu, const struct llm_call *c, const char *args)
-{
-	const struct tool_def	*def;
-	struct json_object	*parsed = NULL;
-	struct tool_result	 res;
-	struct tool_ctx		 ctx = { tu->t->conv_id, tu->t->user_id,
-				    tu->t->turn_id, &tu->t->abort };
-	int			 g;
-
-	memset(&res, 0, sizeof(res));
-	if ((def = tools_find(c->name)) == NULL)
-		tool_fail(&res, "there is no tool named '%.64s'; the tools are "
-		    "read_file, write_file, edit_file, list_dir, search_files "
-		    "and shell", c->name);
-	else if (tools_parse_args(def, args, &parsed, &res) == 0) {
-		g = def->gated ? gate(tu, c, parsed, &res) : 1;
-		if (g == -1) {
-			json_object_put(parsed);
-			return -1;
-		}
-		if (g == 1)
-			def->run(&ctx, parsed, &res);
-		json_object_put(parsed);
-	}
-	tools_finish(&ctx, &res);
-	if (store_result(tu, c, &res) == -1)
-		log_error("turn %s: a tool result could not be stored",
-		    tu->t->turn_id);
-	tool_result_free(&res);
-	return 0;
 }
 
 /* ---------------------------------------------------------- the loop */
@@ -697,12 +438,12 @@ step(struct turn *tu, const struct resolved_profile *p)
 	for (i = 0; i < s.ncalls; i++) {
 		if (tu->t->abort)
 			break;
-		if (call_insert(tu, &s.calls[i], s.calls[i].args ?
+		if (turn_call_insert(tu, &s.calls[i], s.calls[i].args ?
 		    s.calls[i].args : "") == -1) {
 			turn_end(tu, "failed", "a tool call could not be stored");
 			goto out;
 		}
-		if (run_call(tu, &s.calls[i], s.calls[i].args) == -1)
+		if (turn_call_run(tu, &s.calls[i], s.calls[i].args) == -1)
 			break;
 	}
 	if (tu->t->abort) {
@@ -814,17 +555,17 @@ turns_recover(void)
 		sqlite3_bind_text(st, 1, ids[i][0], -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, why, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, ts, -1, SQLITE_STATIC);
-		if (step_done(st, "turn recovery") == -1)
+		if (turn_step_done(st, "turn recovery") == -1)
 			goto abort;
 		if ((st = db_stmt(calls)) == NULL)
 			goto abort;
 		sqlite3_bind_text(st, 1, ids[i][0], -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, ts, -1, SQLITE_STATIC);
-		if (step_done(st, "approval recovery") == -1)
+		if (turn_step_done(st, "approval recovery") == -1)
 			goto abort;
-		data = turn_data(ids[i][0]);
+		data = turn_event_data(ids[i][0]);
 		json_object_object_add(data, "error", json_object_new_string(why));
-		if (add_event(ids[i][1], "turn.failed", data) == -1)
+		if (turn_add_event(ids[i][1], "turn.failed", data) == -1)
 			goto abort;
 		if (events_commit() == -1)
 			goto fail;
