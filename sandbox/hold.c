@@ -11,10 +11,14 @@
  * the mount of the workspace layers is shared, which is what a second
  * mount of the same layers would show anyway.
  *
+ * The server also asks for the mount ahead of need: PREPARE when a turn
+ * starts, so its first command finds it ready (hold_prepare).
+ *
  * A held overlay is only valid while nobody changes its layers behind its
  * back (overlayfs caches lookups), so it is dropped: after keep_ms without
  * a command; when the server says it wrote into the upper layer itself
- * (FORGET, the file tools); when a layer directory is no longer the one
+ * (FORGET, after the file tools; hold_refresh mounts afresh at once, before
+ * the next command can arrive); when a layer directory is no longer the one
  * that was mounted (device and inode, checked at every use) or the
  * workspace's layers-changed marker moved (src/workspace.h); when the
  * overlay is no longer mounted in it (the child checks after setns: the
