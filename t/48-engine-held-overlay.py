@@ -9,7 +9,8 @@
 # holds the namespaces (its fds) only while they are fresh, not at all with
 # keep_mounted_seconds 0, and drops them after the idle time; the host's
 # merged/ directory stays empty throughout; no held descriptor leaks into a
-# sandbox.
+# sandbox. As root (also with keep_mounted_seconds 0) and, with the server
+# and the CLI running as the unprivileged service user, as in production.
 import os
 import shutil
 import sys
@@ -21,14 +22,21 @@ import sbx   # noqa: E402
 import tap   # noqa: E402
 
 sbx.bwrap_or_skip()
-SECCOMP = {'sandbox.seccomp': 'enforce', 'sandbox.seccomp_dir': sbx.BLOBS} \
-    if sbx.blobs_present() else {'sandbox.seccomp': 'off'}
+SECCOMP = {'sandbox.seccomp': 'enforce'} if sbx.blobs_present() else {'sandbox.seccomp': 'off'}
 KEEP = 3
 
 
 def helper_pid(server_pid):
     kids = [pid for pid, comm in sbx.children(server_pid) if comm.startswith('codumentor-sand')]
     return kids[0] if kids else None
+
+
+def uid_of(pid):
+    with open('/proc/%d/status' % pid) as f:
+        for line in f:
+            if line.startswith('Uid:'):
+                return int(line.split()[1])
+    return None
 
 
 def held_namespaces(pid):
@@ -59,18 +67,26 @@ def run_turn(s, u, cid, st, scenario, on_approval=None, timeout=60):
     return results
 
 
-for keep in (KEEP, 0):
-    label = 'keep_mounted_seconds %d' % keep
+RUNS = [('keep_mounted_seconds %d' % KEEP, KEEP, None),
+        ('keep_mounted_seconds 0', 0, None)]
+SVC = sbx.service_user()
+if SVC is not None:
+    RUNS.append(('as service user %s, keep_mounted_seconds %d' % (SVC.pw_name, KEEP), KEEP, SVC))
+
+for label, keep, user in RUNS:
     cfg = dict(SECCOMP)
     cfg['sandbox.keep_mounted_seconds'] = keep
     cfg['tools.shell_always_allow'] = True
-    with llm.ScriptedLLM() as m, cdm.Stack(config=m.config(**cfg)) as s:
+    with llm.ScriptedLLM() as m, cdm.Stack(config=m.config(**cfg), user=user) as s:
         health = s.request('GET', '/api/health').json or {}
         if not (health.get('sandbox') or {}).get('available'):
             tap.ok(False, '%s: the sandbox is available (%r)' % (label, health.get('sandbox')))
             continue
         hp = helper_pid(s.server_pid)
         tap.ok(hp, '%s: the helper runs (pid %s)' % (label, hp))
+        if user is not None:
+            tap.is_((uid_of(s.server_pid), uid_of(hp)), (user.pw_uid, user.pw_uid),
+                    '%s: the server and its helper run as that user' % label)
         u = s.new_user('holder')
 
         # -- a turn's start mounts its workspace before any command

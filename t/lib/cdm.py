@@ -240,11 +240,17 @@ class Stack:
     nginx: False to run the server alone (no TLS front, no HTTP helpers).
     start: False to set up everything but not start the server.
     make_instance: False to leave instance/ for the server to create.
+    user: a pwd entry to run the server and the CLI as (as root only), the
+        production set-up: the binaries and seccomp blobs are copied to
+        bin/ and seccomp/ where that user can reach them, instance/ and
+        workspaces/ belong to it, and it runs with www-data as an extra
+        group so that it can hand the socket to nginx.
     """
 
     def __init__(self, config=None, nginx=True, nginx_max_body=None, start=True,
-                 make_instance=True):
+                 make_instance=True, user=None):
         self.extra = dict(config or {})
+        self.user = user
         self.use_nginx = nginx
         self.nginx_max_body = nginx_max_body
         self.autostart = start
@@ -306,15 +312,20 @@ class Stack:
         for d in ('instance', 'workspaces', 'run', 'nginx', 'tls'):
             if d != 'instance' or self.make_instance:
                 os.mkdir(self.path(d), 0o700)
+        self.server_binary = binary()
         if self.root:
             # nginx workers run as www-data: they must reach run/fcgi.sock
             # (group www-data, see server.socket_group) and nginx/ (temp dirs).
             import grp
             self.www_gid = grp.getgrnam('www-data').gr_gid
             os.chmod(self.base, 0o711)
-            os.chown(self.run_dir, 0, self.www_gid)
+            os.chown(self.run_dir, 0 if self.user is None else self.user.pw_uid, self.www_gid)
             os.chmod(self.run_dir, 0o750)
             os.chmod(self.nginx_dir, 0o755)
+        if self.user is not None:
+            if not self.root:
+                raise StackError('Stack(user=...) needs root')
+            self._setup_user()
         self.jwt_secret = secrets.token_hex(32)
         self.heartbeat = int(self.extra.get('server.heartbeat_seconds', 2))
         self.write_config()
@@ -322,6 +333,40 @@ class Stack:
             self.make_cert()
             self.write_nginx_config()
             self.start_nginx()
+
+    def _setup_user(self):
+        uid, gid = self.user.pw_uid, self.user.pw_gid
+        for name, mode in (('bin', 0o755), ('seccomp', 0o755)):
+            os.mkdir(self.path(name), mode)
+        for src in (binary(), os.path.join(BUILDDIR, 'codumentor-sandbox')):
+            dst = self.path('bin', os.path.basename(src))
+            shutil.copy(src, dst)
+            os.chmod(dst, 0o755)
+        blobs = os.path.join(BUILDDIR, 'sandbox', 'seccomp')
+        for f in (os.listdir(blobs) if os.path.isdir(blobs) else ()):
+            shutil.copy(os.path.join(blobs, f), self.path('seccomp', f))
+            os.chmod(self.path('seccomp', f), 0o644)
+        self.server_binary = self.path('bin', 'codumentor')
+        for d in ('instance', 'workspaces'):
+            if os.path.isdir(self.path(d)):
+                os.chown(self.path(d), uid, gid)
+
+    def _env(self):
+        """The environment of the server and the CLI: the test's, without
+        the JWT secret, with the Stack's user's HOME when there is one."""
+        env = dict(os.environ)
+        env.pop('CODUMENTOR_JWT_SECRET', None)
+        if self.user is not None:
+            env['HOME'] = self.user.pw_dir
+            env['USER'] = env['LOGNAME'] = self.user.pw_name
+        return env
+
+    def _user_kw(self):
+        """Popen arguments that run a process as the Stack's user."""
+        if self.user is None:
+            return {}
+        return {'user': self.user.pw_uid, 'group': self.user.pw_gid,
+                'extra_groups': [self.www_gid]}
 
     def path(self, *parts):
         return os.path.join(self.base, *parts)
@@ -342,6 +387,8 @@ class Stack:
             # or from another version. (The helper is found beside the binary.)
             'sandbox.seccomp_dir': os.path.join(BUILDDIR, 'sandbox', 'seccomp'),
         }
+        if self.user is not None:
+            cfg['sandbox.seccomp_dir'] = self.path('seccomp')
         if self.root:
             cfg['server.socket_group'] = 'www-data'
         cfg.update(self.extra)
@@ -448,13 +495,12 @@ class Stack:
         nginx answers 200 (10 s at most)."""
         if self.server is not None and self.server.poll() is None:
             raise StackError('server already running')
-        env = dict(os.environ)
-        env.pop('CODUMENTOR_JWT_SECRET', None)
+        env = self._env()
         out = open(self.server_out, 'ab')
         self.server = subprocess.Popen(
-            [binary(), '-c', self.config_path, 'api'] + list(args),
+            [self.server_binary, '-c', self.config_path, 'api'] + list(args),
             stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            env=env, preexec_fn=_pdeathsig)
+            env=env, cwd=self.base, preexec_fn=_pdeathsig, **self._user_kw())
         out.close()
         if wait:
             self.wait_ready()
@@ -533,11 +579,11 @@ class Stack:
     def cli(self, *args, input=None, timeout=30, config=True):
         """Run `codumentor [-c CFG] ARGS...`; returns CompletedProcess with
         stdout and stderr as text."""
-        cmd = [binary()] + (['-c', self.config_path] if config else []) + list(args)
-        env = dict(os.environ)
-        env.pop('CODUMENTOR_JWT_SECRET', None)
+        cmd = [self.server_binary] + (['-c', self.config_path] if config else []) + list(args)
+        env = self._env()
         return subprocess.run(cmd, input=input, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, timeout=timeout, env=env)
+                              stderr=subprocess.PIPE, text=True, timeout=timeout, env=env,
+                              cwd=self.base, **self._user_kw())
 
     # ------------------------------------------------------------ teardown
 
