@@ -69,13 +69,34 @@ logmsg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static int64_t
-mono_now(void)
+int64_t
+helper_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int
+helper_fail(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+char *
+helper_strdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (p == NULL)
+		abort();
+	return p;
 }
 
 static void
@@ -371,7 +392,7 @@ on_spawn(struct sbx_msg *m)
 	ch->id = m->hdr.id;
 	ch->pid = sp.pid;
 	ch->status_fd = sp.status_fd;
-	ch->deadline = r.timeout_ms ? mono_now() + r.timeout_ms : 0;
+	ch->deadline = r.timeout_ms ? helper_now_ms() + r.timeout_ms : 0;
 	ch->timed_out = ch->killed = 0;
 	ch->upper = r.upper;
 	ch->ns = sp.ns;
@@ -526,7 +547,7 @@ reap(int sfd)
 static int
 deadlines(void)
 {
-	int64_t	now = mono_now(), next = -1, left;
+	int64_t	now = helper_now_ms(), next = -1, left;
 	size_t	i;
 
 	for (i = 0; i < CHILDREN_MAX; i++) {

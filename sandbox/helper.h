@@ -33,6 +33,8 @@ struct helper_conf {
 #define SBX_ENV_NAME_MAX	128		/* bytes of a variable's name */
 #define SBX_ENV_VALUE_MAX	(32 * 1024)	/* and of its value */
 
+/* Small things every part uses (helper.c). Monotonic milliseconds: */
+int64_t	helper_now_ms(void);
 /* Format into err and return -1: how every step here reports a failure. */
 int	helper_fail(char *err, size_t len, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));

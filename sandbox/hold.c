@@ -52,15 +52,6 @@ struct held {
 static struct held	held[HOLD_MAX];
 static int64_t		keep_ms;
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void
 hold_init(int64_t keep)
 {
@@ -138,41 +129,42 @@ layers_stat(const struct spawn_req *r, dev_t *dev, ino_t *ino)
 	return 0;
 }
 
+/* The held overlay of this upper layer, or NULL. */
+static struct held *
+by_upper(const char *upper)
+{
+	size_t i;
+
+	for (i = 0; i < HOLD_MAX; i++)
+		if (held[i].path[1] != NULL && strcmp(held[i].path[1], upper) == 0)
+			return &held[i];
+	return NULL;
+}
+
 const struct ns_pair *
 hold_find(const struct spawn_req *r)
 {
-	struct held	*h = NULL;
+	struct held	*h;
 	struct timespec	 mark;
 	dev_t		 dev[3];
 	ino_t		 ino[3];
-	size_t		 i;
-	int		 k;
+	int		 k, same;
 
-	for (i = 0; i < HOLD_MAX && h == NULL; i++)
-		if (held[i].path[1] != NULL &&
-		    strcmp(held[i].path[1], r->upper) == 0)
-			h = &held[i];
-	if (h == NULL)
+	if ((h = by_upper(r->upper)) == NULL)
 		return NULL;
-	/* Same upper, other layers or mount point: not the same overlay. */
-	if (strcmp(h->path[0], r->lower) != 0 ||
-	    strcmp(h->path[2], r->work) != 0 ||
-	    strcmp(h->merged, r->merged) != 0 ||
-	    layers_stat(r, dev, ino) == -1) {
-		drop(h);
-		return NULL;
-	}
-	for (k = 0; k < 3; k++)
-		if (dev[k] != h->dev[k] || ino[k] != h->ino[k]) {
-			drop(h);
-			return NULL;
-		}
+	/* Same layers and mount point, same directories, marker unmoved. */
+	same = strcmp(h->path[0], r->lower) == 0 &&
+	    strcmp(h->path[2], r->work) == 0 &&
+	    strcmp(h->merged, r->merged) == 0 && layers_stat(r, dev, ino) == 0;
+	for (k = 0; same && k < 3; k++)
+		same = dev[k] == h->dev[k] && ino[k] == h->ino[k];
 	mark = mark_of(r->upper);
-	if (mark.tv_sec != h->mark.tv_sec || mark.tv_nsec != h->mark.tv_nsec) {
+	if (!same || mark.tv_sec != h->mark.tv_sec ||
+	    mark.tv_nsec != h->mark.tv_nsec) {
 		drop(h);
 		return NULL;
 	}
-	h->used = now_ms();
+	h->used = helper_now_ms();
 	return &h->ns;
 }
 
@@ -206,17 +198,16 @@ hold_add(const struct spawn_req *r, struct ns_pair ns)
 		abort();
 	h->mark = mark_of(r->upper);
 	h->ns = ns;
-	h->used = now_ms();
+	h->used = helper_now_ms();
 }
 
 void
 hold_forget(const char *upper)
 {
-	size_t i;
+	struct held *h;
 
-	for (i = 0; i < HOLD_MAX; i++)
-		if (held[i].path[1] != NULL && strcmp(held[i].path[1], upper) == 0)
-			drop(&held[i]);
+	if ((h = by_upper(upper)) != NULL)
+		drop(h);
 }
 
 void
@@ -224,27 +215,18 @@ hold_refresh(const struct helper_conf *c, const char *upper, int busy)
 {
 	struct spawn_req	 r;
 	struct ns_pair		 ns;
-	struct held		*h = NULL;
+	struct held		*h;
 	char			 err[SBX_REASON_MAX];
-	size_t			 i;
 
-	for (i = 0; i < HOLD_MAX && h == NULL; i++)
-		if (held[i].path[1] != NULL && strcmp(held[i].path[1], upper) == 0)
-			h = &held[i];
-	if (h == NULL)
+	if ((h = by_upper(upper)) == NULL)
 		return;
+	/* The same layers, mounted afresh: keep the paths, drop the rest. */
 	memset(&r, 0, sizeof(r));
-	r.lower = h->path[0];
-	r.upper = h->path[1];
-	r.work = h->path[2];
-	r.merged = h->merged;
-	/* Detach the strings from h, then drop it: r owns them now. */
-	memset(h->path, 0, sizeof(h->path));
-	h->merged = NULL;
-	close(h->ns.user);
-	close(h->ns.mnt);
-	memset(h, 0, sizeof(*h));
-	h->ns.user = h->ns.mnt = -1;
+	r.lower = helper_strdup(h->path[0]);
+	r.upper = helper_strdup(h->path[1]);
+	r.work = helper_strdup(h->path[2]);
+	r.merged = helper_strdup(h->merged);
+	drop(h);
 	/*
 	 * The old overlay is gone once its last descriptor closes (no
 	 * sandbox is inside when not busy), so the new mount is the only
@@ -252,10 +234,7 @@ hold_refresh(const struct helper_conf *c, const char *upper, int busy)
 	 */
 	if (!busy && spawn_prepare(c, &r, &ns, err, sizeof(err)) == 0)
 		hold_add(&r, ns);
-	free(r.lower);
-	free(r.upper);
-	free(r.work);
-	free(r.merged);
+	spawn_req_free(&r);
 }
 
 void
@@ -273,7 +252,7 @@ hold_prepare(const struct helper_conf *c, const struct spawn_req *r)
 int
 hold_expire(void)
 {
-	int64_t	now = now_ms(), next = -1, left;
+	int64_t	now = helper_now_ms(), next = -1, left;
 	size_t	i;
 
 	for (i = 0; i < HOLD_MAX; i++) {

@@ -159,6 +159,7 @@ sbx_type_name(unsigned type)
 	case SBX_ERROR:		return "ERROR";
 	case SBX_FORGET:	return "FORGET";
 	case SBX_PREPARE:	return "PREPARE";
+	case SBX_NS:		return "NS";
 	default:		return "unknown";
 	}
 }

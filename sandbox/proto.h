@@ -28,6 +28,10 @@
  *                              No reply.
  *   (SPAWN's optional "hold":b asks to keep the overlay mounted for the
  *   workspace's next command.)
+ *
+ * The helper's own children use the same framing on a socket of their
+ * own until they exec: ERROR {"message"} for the setup step that failed,
+ * NS {} with 2 fds (the user and mount namespaces of a new overlay).
  *   either way        ERROR    (id) {"message":s}      the request was refused
  *                              (nothing was started) or was not understood
  */
@@ -60,6 +64,7 @@ enum sbx_type {
 	SBX_ERROR,
 	SBX_FORGET,
 	SBX_PREPARE,
+	SBX_NS,
 };
 
 struct sbx_hdr {

@@ -7,7 +7,6 @@
  * environment are bounded; the network only where the configuration allows
  * it. Everything else about a sandbox is spawn.c's to decide.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,17 +34,6 @@ spawn_req_free(struct spawn_req *r)
 	free(r->env);
 	memset(r, 0, sizeof(*r));
 	r->out_fd = r->err_fd = -1;
-}
-
-int
-helper_fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 /* A string member, without NULs, of at most max bytes; NULL otherwise. */
@@ -107,16 +95,6 @@ env_name_ok(const char *s)
 		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
 			return 0;
 	return i <= SBX_ENV_NAME_MAX;
-}
-
-char *
-helper_strdup(const char *s)
-{
-	char *p = strdup(s);
-
-	if (p == NULL)
-		abort();
-	return p;
 }
 
 static int

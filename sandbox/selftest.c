@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "helper.h"
@@ -57,20 +56,11 @@ set(struct check *ck, int ok, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int64_t
-mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait for pid at most ms; SIGKILL it after that. The wait status, or -1. */
 static int
 wait_bounded(pid_t pid, int64_t ms)
 {
-	int64_t	end = mono_now() + ms;
+	int64_t	end = helper_now_ms() + ms;
 	int	st;
 	pid_t	r;
 
@@ -80,7 +70,7 @@ wait_bounded(pid_t pid, int64_t ms)
 			return st;
 		if (r == -1 && errno != EINTR)
 			return -1;
-		if (mono_now() > end) {
+		if (helper_now_ms() > end) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 				;

@@ -244,17 +244,17 @@ memfd_with(const char *name, const void *data, size_t len)
 	return fd;
 }
 
-/* In the child: tell the parent which step failed, and die. */
+/* In the child: tell the parent which step failed (an ERROR), and die. */
 static void __attribute__((noreturn))
 child_fail(int errfd, const char *step, int e)
 {
-	char	msg[SBX_REASON_MAX];
-	int	n;
+	struct json_object	*o = json_object_new_object();
+	char			 msg[SBX_REASON_MAX];
 
-	n = snprintf(msg, sizeof(msg), "%s: %s", step, strerror(e));
-	if (n > 0)
-		(void)!write(errfd, msg, (size_t)n < sizeof(msg) ? (size_t)n :
-		    sizeof(msg) - 1);
+	snprintf(msg, sizeof(msg), "%s: %s", step, strerror(e));
+	json_object_object_add(o, "message", json_object_new_string(msg));
+	(void)sbx_send(errfd, SBX_ERROR, 0, json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN), NULL, 0);
 	_exit(127);
 }
 
@@ -279,34 +279,12 @@ write_file(const char *path, const char *text)
 static void
 child_send_ns(int sock)
 {
-	union {
-		char		buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr	align;
-	} cm;
-	struct msghdr	 mh;
-	struct iovec	 iov;
-	struct cmsghdr	*cmsg;
-	int		 fds[2];
-	char		 tag = 'N';
+	int fds[2];
 
 	fds[0] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
 	fds[1] = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-	if (fds[0] >= 0 && fds[1] >= 0) {
-		iov.iov_base = &tag;
-		iov.iov_len = 1;
-		memset(&mh, 0, sizeof(mh));
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		cmsg = CMSG_FIRSTHDR(&mh);
-		cmsg->cmsg_level = SOL_SOCKET;
-		cmsg->cmsg_type = SCM_RIGHTS;
-		cmsg->cmsg_len = CMSG_LEN(sizeof(fds));
-		memcpy(CMSG_DATA(cmsg), fds, sizeof(fds));
-		(void)sendmsg(sock, &mh, MSG_NOSIGNAL);
-	}
+	if (fds[0] >= 0 && fds[1] >= 0)
+		(void)sbx_send(sock, SBX_NS, 0, NULL, fds, 2);
 	if (fds[0] >= 0)
 		close(fds[0]);
 	if (fds[1] >= 0)
@@ -495,51 +473,41 @@ strv_free(char **v)
 }
 
 /*
- * One message from the child: its failure as text (returns the length),
- * or, when ns is not NULL, the two namespace descriptors of child_send_ns
- * (stored in ns; returns 0 as if at EOF). 0 at EOF, -1 with errno.
+ * What the child said before its exec, over the setup socket (close-on-exec,
+ * so EOF means the exec happened, or the child of spawn_prepare exited):
+ * its namespaces (SBX_NS, kept in ns when ns is not NULL) and what failed
+ * (SBX_ERROR). 0 at EOF without a failure; -1 with err.
  */
-static ssize_t
-recv_from_child(int sock, char *msg, size_t len, struct ns_pair *ns)
+static int
+child_report(int sock, struct ns_pair *ns, char *err, size_t len)
 {
-	union {
-		char		buf[CMSG_SPACE(2 * sizeof(int))];
-		struct cmsghdr	align;
-	} cm;
-	struct msghdr	 mh;
-	struct iovec	 iov;
-	struct cmsghdr	*cmsg;
-	int		 fds[2];
-	ssize_t		 n;
+	static struct sbx_msg	 m;	/* large; the helper has one thread */
+	struct json_object	*o, *v;
+	int			 rc;
 
-	iov.iov_base = msg;
-	iov.iov_len = len;
-	memset(&mh, 0, sizeof(mh));
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cm.buf;
-	mh.msg_controllen = sizeof(cm.buf);
-	if ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) <= 0)
-		return n;
-	cmsg = CMSG_FIRSTHDR(&mh);
-	if (cmsg == NULL || cmsg->cmsg_level != SOL_SOCKET ||
-	    cmsg->cmsg_type != SCM_RIGHTS)
-		return n;
-	/* The buffer has room for two: anything else is not child_send_ns. */
-	fds[0] = fds[1] = -1;
-	memcpy(fds, CMSG_DATA(cmsg), cmsg->cmsg_len - CMSG_LEN(0) <
-	    sizeof(fds) ? cmsg->cmsg_len - CMSG_LEN(0) : sizeof(fds));
-	if (ns == NULL || ns->user >= 0 || fds[0] < 0 || fds[1] < 0) {
-		if (fds[0] >= 0)
-			close(fds[0]);
-		if (fds[1] >= 0)
-			close(fds[1]);
-		errno = EPROTO;
+	for (;;) {
+		if ((rc = sbx_recv(sock, &m)) == 0)
+			return 0;
+		if (rc == -1)
+			return helper_fail(err, len, "exec: from the child: %s",
+			    strerror(errno));
+		if (m.hdr.type == SBX_NS && m.nfds == 2 && ns != NULL &&
+		    ns->user < 0) {
+			ns->user = m.fds[0];
+			ns->mnt = m.fds[1];
+			continue;
+		}
+		sbx_msg_close_fds(&m);
+		if (m.hdr.type != SBX_ERROR)
+			return helper_fail(err, len, "exec: the child sent %s",
+			    sbx_type_name(m.hdr.type));
+		o = json_tokener_parse(m.body);
+		helper_fail(err, len, "%s", o != NULL &&
+		    json_object_object_get_ex(o, "message", &v) ?
+		    json_object_get_string(v) : "the child failed");
+		json_object_put(o);
 		return -1;
 	}
-	ns->user = fds[0];
-	ns->mnt = fds[1];
-	return 0;
 }
 
 int
@@ -547,13 +515,12 @@ spawn_start(const struct helper_conf *c, const struct spawn_req *r,
     const struct ns_pair *join, struct spawned *out, char *err, size_t len)
 {
 	struct argbuf	  b = { 0 };
-	char		**argv = NULL, **envp = NULL, msg[SBX_REASON_MAX];
+	char		**argv = NULL, **envp = NULL;
 	char		 *empty_env[1] = { NULL };
 	int		  ep[2] = { -1, -1 }, sp[2] = { -1, -1 };
 	int		  args_fd = -1, seccomp_fd = -1, rc = -1, st;
 	int		  etc_fds[ETC_FILES];
 	size_t		  n, i;
-	ssize_t		  got;
 	pid_t		  pid, parent = getpid();
 
 	for (i = 0; i < ETC_FILES; i++)
@@ -604,26 +571,8 @@ spawn_start(const struct helper_conf *c, const struct spawn_req *r,
 		    sp[1], etc_fds, argv, envp);
 	close(ep[1]);
 	ep[1] = -1;
-	/*
-	 * EOF: the exec happened (the socket is close-on-exec). Before it,
-	 * the namespaces to hold may come (child_send_ns), or what failed.
-	 */
-	while ((got = recv_from_child(ep[0], msg, sizeof(msg) - 1,
-	    &out->ns)) == -1 && errno == EINTR)
-		;
-	if (got == 0 && out->ns.user >= 0)
-		while ((got = recv_from_child(ep[0], msg, sizeof(msg) - 1,
-		    NULL)) == -1 && errno == EINTR)
-			;
-	if (got != 0) {
-		if (got > 0) {
-			msg[got] = '\0';
-			helper_fail(err, len, "%s", msg);
-		} else {
-			helper_fail(err, len, "exec: from the child: %s",
-			    strerror(errno));
-			kill(pid, SIGKILL);
-		}
+	if (child_report(ep[0], &out->ns, err, len) == -1) {
+		kill(pid, SIGKILL);	/* not reaped yet: still ours */
 		while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 			;
 		goto out;
@@ -665,10 +614,8 @@ spawn_prepare(const struct helper_conf *c, const struct spawn_req *r,
     struct ns_pair *ns, char *err, size_t len)
 {
 	struct spawn_req	 q = *r;
-	char			 msg[SBX_REASON_MAX];
-	ssize_t			 got;
 	pid_t			 pid, parent = getpid();
-	int			 sv[2], st;
+	int			 sv[2], st, rc;
 
 	ns->user = ns->mnt = -1;
 	q.hold = 1;
@@ -689,24 +636,19 @@ spawn_prepare(const struct helper_conf *c, const struct spawn_req *r,
 		_exit(0);
 	}
 	close(sv[1]);
-	while ((got = recv_from_child(sv[0], msg, sizeof(msg) - 1, ns)) == -1 &&
-	    errno == EINTR)
-		;
+	rc = child_report(sv[0], ns, err, len);
 	close(sv[0]);
 	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
 		;
-	if (got == 0 && ns->user >= 0)
+	if (rc == 0 && ns->user >= 0)
 		return 0;
 	if (ns->user >= 0) {
 		close(ns->user);
 		close(ns->mnt);
 		ns->user = ns->mnt = -1;
 	}
-	if (got > 0) {
-		msg[got] = '\0';
-		return helper_fail(err, len, "%s", msg);
-	}
-	return helper_fail(err, len, "the namespaces did not come back");
+	return rc == -1 ? -1 : helper_fail(err, len, "the namespaces did not "
+	    "come back");
 }
 
 int

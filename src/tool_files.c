@@ -16,7 +16,6 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
-#include "sandbox.h"
 #include "tools.h"
 #include "util.h"
 #include "ws_fs.h"
@@ -131,8 +130,6 @@ tool_write_file(const struct tool_ctx *ctx, struct json_object *args,
 		tool_output(res, o, strlen(o));
 	}
 	ws_fs_close(&w);
-	/* Even a failed write may have copied directories up. */
-	sandbox_forget(ctx->conv_id);
 }
 
 static size_t
@@ -208,7 +205,6 @@ tool_edit_file(const struct tool_ctx *ctx, struct json_object *args,
 	}
 	free(out);
 	free(buf);
-	sandbox_forget(ctx->conv_id);
 out:
 	ws_fs_close(&w);
 }

@@ -174,6 +174,11 @@ mkdir_p(const char *path, int mode)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
+	/* Usually the parent is there (or the whole path): one call. */
+	if (mkdir(path, (mode_t)mode) == 0 || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
 	memcpy(buf, path, len + 1);
 	for (i = 1; i <= len; i++) {
 		if (buf[i] != '/' && buf[i] != '\0')

@@ -45,6 +45,7 @@ ws_fs_open(const struct tool_ctx *ctx, struct ws_fs *w, struct tool_result *res)
 	char			reason[256];
 
 	w->fd[WS_UPPER] = w->fd[WS_LOWER] = -1;
+	w->conv_id = ctx->conv_id;
 	if (app.cfg.workspace_isolation.enabled &&
 	    !sandbox_available(reason, sizeof(reason))) {
 		tool_fail(res, "workspace isolation is enabled but unavailable, "
@@ -351,8 +352,8 @@ fail:
 }
 
 /* Write data as path in the upper layer: a temporary file renamed over. */
-int
-ws_fs_write(struct ws_fs *w, const char *path, const char *data, size_t len,
+static int
+write_upper(struct ws_fs *w, const char *path, const char *data, size_t len,
     struct tool_result *res)
 {
 	struct stat	 st;
@@ -404,6 +405,21 @@ ws_fs_write(struct ws_fs *w, const char *path, const char *data, size_t len,
 	}
 	close(dfd);
 	return 0;
+}
+
+int
+ws_fs_write(struct ws_fs *w, const char *path, const char *data, size_t len,
+    struct tool_result *res)
+{
+	int rc = write_upper(w, path, data, len, res);
+
+	/*
+	 * The layers changed behind the overlay the sandbox helper may keep
+	 * mounted (even a failed write may have copied directories up): it
+	 * must mount afresh before the next command.
+	 */
+	sandbox_forget(w->conv_id);
+	return rc;
 }
 
 void

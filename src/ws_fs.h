@@ -22,7 +22,8 @@ struct tool_result;
 enum ws_layer { WS_UPPER, WS_LOWER };
 
 struct ws_fs {
-	int	fd[2];			/* O_PATH directory fds of the layers */
+	int		 fd[2];		/* O_PATH directory fds of the layers */
+	const char	*conv_id;	/* the tool_ctx's, for sandbox_forget */
 };
 
 struct ws_entry {
@@ -53,7 +54,10 @@ int	ws_fs_resolve(struct ws_fs *, const char *, enum ws_layer *,
 int	ws_fs_read(struct ws_fs *, const char *, size_t, char **, size_t *,
 	    struct tool_result *);
 
-/* Write a file into the upper layer, replacing it atomically. */
+/*
+ * Write a file into the upper layer, replacing it atomically; the sandbox
+ * helper is told (sandbox_forget) so that its next command sees it.
+ */
 int	ws_fs_write(struct ws_fs *, const char *, const char *, size_t,
 	    struct tool_result *);
 
