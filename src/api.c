@@ -259,3 +259,14 @@ api_not_found(struct http_request *req)
 {
 	http_reply_error(req, 404, "not_found", "No such resource.");
 }
+
+void
+api_reply_done(struct http_request *req, int rc, int status)
+{
+	if (rc == 0)
+		http_reply_empty(req, status);
+	else if (rc == 1)
+		api_not_found(req);
+	else
+		api_fail(req);
+}

@@ -46,6 +46,11 @@ void	api_reply_list(struct http_request *req, const char *key,
 /* Answer a failed storage call: 503 when the database was busy, else 500. */
 void	api_fail(struct http_request *req);
 void	api_not_found(struct http_request *req);
+/*
+ * The answer to a storage call that returns 0 done, 1 absent, -1 failed:
+ * an empty reply with status, 404, or api_fail().
+ */
+void	api_reply_done(struct http_request *req, int rc, int status);
 
 /* Handlers, grouped by file. */
 void	api_health(struct http_request *, const struct route_params *, void *);

@@ -112,17 +112,10 @@ api_conv_delete(struct http_request *req, const struct route_params *p,
 {
 	struct api_ctx		*ctx = c;
 	struct conversation	 conv;
-	int			 rc;
 
 	if (own_conversation(req, p->v[0], c, &conv) == -1)
 		return;
-	rc = conv_delete(conv.id, ctx->user.id);
-	if (rc == 0)
-		http_reply_empty(req, 204);
-	else if (rc == 1)
-		api_not_found(req);
-	else
-		api_fail(req);
+	api_reply_done(req, conv_delete(conv.id, ctx->user.id), 204);
 }
 
 void
@@ -190,12 +183,7 @@ api_turn_cancel(struct http_request *req, const struct route_params *p,
 		rc = 0;
 	else
 		rc = turn_cancel(conv.id, p->v[1]);
-	if (rc == 0)
-		http_reply_empty(req, 202);
-	else if (rc == 1)
-		api_not_found(req);
-	else
-		api_fail(req);
+	api_reply_done(req, rc, 202);
 }
 
 /* Was a decision on this call of the conversation stored? 1 / 0 / -1. */

@@ -120,19 +120,11 @@ static void
 delete_named(struct http_request *req, const char *user_id, const char *name,
     int (*del)(const char *, const char *))
 {
-	int rc;
-
 	if (!secret_name_valid(name)) {
 		api_not_found(req);
 		return;
 	}
-	rc = del(user_id, name);
-	if (rc == 0)
-		http_reply_empty(req, 204);
-	else if (rc == 1)
-		api_not_found(req);
-	else
-		api_fail(req);
+	api_reply_done(req, del(user_id, name), 204);
 }
 
 static int
